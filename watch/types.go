@@ -1,0 +1,189 @@
+package watch
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Object is what the engine needs to know of any object it lists or watches.
+// *corev1.Pod, a slim struct embedding metav1.ObjectMeta,
+// *metav1.PartialObjectMetadata and Unstructured all satisfy it.
+// The engine decodes into a nil T: T is normally a pointer type, which the
+// decoder allocates.
+type Object interface {
+	GetNamespace() string
+	GetName() string
+	GetResourceVersion() string
+	GetAnnotations() map[string]string
+}
+
+// EventType is the "type" field of a watch event.
+type EventType string
+
+// The event types the API server sends.
+const (
+	Added    EventType = "ADDED"
+	Modified EventType = "MODIFIED"
+	Deleted  EventType = "DELETED"
+	Bookmark EventType = "BOOKMARK"
+	Error    EventType = "ERROR"
+)
+
+// Valid reports whether t is one of the five event types.
+func (t EventType) Valid() bool {
+	switch t {
+	case Added, Modified, Deleted, Bookmark, Error:
+		return true
+	}
+	return false
+}
+
+// InitialEventsEndAnnotation marks the bookmark that ends the initial events
+// of a streaming list (sendInitialEvents=true).
+const InitialEventsEndAnnotation = "k8s.io/initial-events-end"
+
+// Event is one decoded watch event. Object is nil for ERROR events, whose
+// Status is returned as a *StatusError by the stream instead.
+type Event[T any] struct {
+	Type   EventType
+	Object T
+}
+
+// Resource names one API resource: where it lives and how it is called.
+// The zero value is not usable; build one with the fields of a discovery
+// answer or take one from Client.Resolve.
+type Resource struct {
+	Group      string // "" for the core group
+	Version    string // "v1"
+	Resource   string // plural, lower case: "pods"
+	Kind       string // "Pod"
+	Namespaced bool
+	ShortNames []string
+	Verbs      []string
+}
+
+// Pods is the core/v1 pods resource.
+var Pods = Resource{Version: "v1", Resource: "pods", Kind: "Pod", Namespaced: true,
+	ShortNames: []string{"po"}, Verbs: []string{"create", "delete", "get", "list", "patch", "update", "watch"}}
+
+// GroupVersion is "v1" for the core group and "GROUP/VERSION" otherwise.
+func (r Resource) GroupVersion() string {
+	if r.Group == "" {
+		return r.Version
+	}
+	return r.Group + "/" + r.Version
+}
+
+// String is "pods" for core resources and "deployments.apps" otherwise.
+func (r Resource) String() string {
+	if r.Group == "" {
+		return r.Resource
+	}
+	return r.Resource + "." + r.Group
+}
+
+// Path is the collection path of r in namespace ns ("" for all namespaces
+// or for a cluster-scoped resource).
+func (r Resource) Path(ns string) string {
+	var b strings.Builder
+	if r.Group == "" {
+		b.WriteString("/api/")
+	} else {
+		b.WriteString("/apis/")
+		b.WriteString(r.Group)
+		b.WriteByte('/')
+	}
+	b.WriteString(r.Version)
+	if r.Namespaced && ns != "" {
+		b.WriteString("/namespaces/")
+		b.WriteString(url.PathEscape(ns))
+	}
+	b.WriteByte('/')
+	b.WriteString(r.Resource)
+	return b.String()
+}
+
+// ResourceVersionMatch values for lists and streaming watches.
+const (
+	MatchNotOlderThan = "NotOlderThan"
+	MatchExact        = "Exact"
+)
+
+// ListOptions are the query parameters of a list request.
+// The zero value lists everything, consistently from etcd, in one page.
+type ListOptions struct {
+	LabelSelector        string
+	FieldSelector        string
+	ResourceVersion      string // "" (consistent read), "0" (any cached state) or an RV
+	ResourceVersionMatch string // "", MatchNotOlderThan or MatchExact
+	Limit                int64  // page size; 0 means no limit
+	Continue             string // token from the previous page
+	// MetadataOnly asks for PartialObjectMetadataList: objects carry only
+	// apiVersion, kind and metadata.
+	MetadataOnly bool
+}
+
+func (o ListOptions) query() url.Values {
+	q := url.Values{}
+	setNonEmpty(q, "labelSelector", o.LabelSelector)
+	setNonEmpty(q, "fieldSelector", o.FieldSelector)
+	setNonEmpty(q, "resourceVersion", o.ResourceVersion)
+	setNonEmpty(q, "resourceVersionMatch", o.ResourceVersionMatch)
+	setNonEmpty(q, "continue", o.Continue)
+	if o.Limit > 0 {
+		q.Set("limit", strconv.FormatInt(o.Limit, 10))
+	}
+	return q
+}
+
+// WatchOptions are the query parameters of a watch request.
+type WatchOptions struct {
+	LabelSelector   string
+	FieldSelector   string
+	ResourceVersion string // start after this RV; "" or "0" start with synthetic ADDED events
+	// AllowBookmarks asks the server for BOOKMARK events that carry a newer RV.
+	AllowBookmarks bool
+	// TimeoutSeconds asks the server to end the stream cleanly after this long; 0 leaves it to the server.
+	TimeoutSeconds int64
+	// SendInitialEvents starts the watch with the current state as ADDED
+	// events, ended by a bookmark annotated InitialEventsEndAnnotation
+	// (a streaming list). It requires ResourceVersionMatch=NotOlderThan,
+	// which Watch sets when it is empty.
+	SendInitialEvents    bool
+	ResourceVersionMatch string
+	MetadataOnly         bool
+	// Decoder bounds the stream decoder (frame size, parallel decoding).
+	Decoder DecoderOptions
+}
+
+func (o WatchOptions) query() url.Values {
+	q := url.Values{}
+	q.Set("watch", "1")
+	setNonEmpty(q, "labelSelector", o.LabelSelector)
+	setNonEmpty(q, "fieldSelector", o.FieldSelector)
+	setNonEmpty(q, "resourceVersion", o.ResourceVersion)
+	if o.AllowBookmarks {
+		q.Set("allowWatchBookmarks", "true")
+	}
+	if o.TimeoutSeconds > 0 {
+		q.Set("timeoutSeconds", strconv.FormatInt(o.TimeoutSeconds, 10))
+	}
+	if o.SendInitialEvents {
+		q.Set("sendInitialEvents", "true")
+		rvm := o.ResourceVersionMatch
+		if rvm == "" {
+			rvm = MatchNotOlderThan
+		}
+		q.Set("resourceVersionMatch", rvm)
+	} else {
+		setNonEmpty(q, "resourceVersionMatch", o.ResourceVersionMatch)
+	}
+	return q
+}
+
+func setNonEmpty(q url.Values, k, v string) {
+	if v != "" {
+		q.Set(k, v)
+	}
+}
