@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Object is what the engine needs to know of any object it lists or watches.
@@ -61,6 +62,8 @@ type Resource struct {
 	Namespaced bool
 	ShortNames []string
 	Verbs      []string
+
+	singular string // from discovery; Kind in lower case when empty
 }
 
 // Pods is the core/v1 pods resource.
@@ -153,6 +156,9 @@ type WatchOptions struct {
 	SendInitialEvents    bool
 	ResourceVersionMatch string
 	MetadataOnly         bool
+	// IdleTimeout, when positive, ends the stream with ErrIdleTimeout after
+	// that long without a byte from the server (see Watch). Not sent to the server.
+	IdleTimeout time.Duration
 	// Decoder bounds the stream decoder (frame size, parallel decoding).
 	Decoder DecoderOptions
 }
