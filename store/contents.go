@@ -1,0 +1,80 @@
+package store
+
+// indexer is one named index function. A Store keeps its indexers sorted by
+// name; contents.indexes is parallel to that slice.
+type indexer[T any] struct {
+	name string
+	fn   IndexFunc[T]
+}
+
+// contents is one generation of a store's data: the objects and every index
+// over them. A Store swaps a whole contents on Commit; a Replacement builds
+// one off to the side. contents has no lock of its own: the Store's mutex
+// guards the live one, and a Replacement's is private to its builder.
+//
+// Invariant: for every indexer i and every key k in items, k is in
+// indexes[i][v] exactly for the values v that indexers[i].fn(items[k])
+// returns, and no index holds a key that is not in items.
+type contents[T any] struct {
+	items   map[string]T
+	indexes []index // parallel to the Store's indexers
+}
+
+func newContents[T any](nIndexes, sizeHint int) *contents[T] {
+	c := &contents[T]{
+		items:   make(map[string]T, sizeHint),
+		indexes: make([]index, nIndexes),
+	}
+	for i := range c.indexes {
+		c.indexes[i] = make(index)
+	}
+	return c
+}
+
+// put stores obj under key. vals are obj's values, one slice per indexer,
+// computed by the caller (outside any lock). It returns the object it
+// replaced, if any.
+func (c *contents[T]) put(key string, obj T, vals [][]string, fns []indexer[T]) (old T, existed bool) {
+	old, existed = c.items[key]
+	c.items[key] = obj
+	for i, ix := range c.indexes {
+		if !existed {
+			ix.addAll(key, vals[i], nil)
+			continue
+		}
+		oldVals, err := fns[i].fn(old)
+		ix.update(key, oldVals, err, vals[i])
+	}
+	return old, existed
+}
+
+// remove deletes key and its index entries, returning the object it held.
+func (c *contents[T]) remove(key string, fns []indexer[T]) (old T, existed bool) {
+	old, existed = c.items[key]
+	if !existed {
+		return old, false
+	}
+	delete(c.items, key)
+	for i, ix := range c.indexes {
+		oldVals, err := fns[i].fn(old)
+		if err != nil || !ix.removeAll(key, oldVals, nil) {
+			ix.scrub(key)
+		}
+	}
+	return old, true
+}
+
+// objects returns the objects stored under keys.
+func (c *contents[T]) objects(b bucket) []T {
+	if b.set == nil {
+		if b.one == "" {
+			return nil
+		}
+		return []T{c.items[b.one]}
+	}
+	out := make([]T, 0, len(b.set))
+	for k := range b.set {
+		out = append(out, c.items[k])
+	}
+	return out
+}
