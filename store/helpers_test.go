@@ -1,0 +1,125 @@
+package store
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+type obj = *metav1.PartialObjectMetadata
+
+// mk builds an object; labels are "k=v" pairs.
+func mk(ns, name string, labels ...string) obj {
+	o := &metav1.PartialObjectMetadata{}
+	o.Namespace, o.Name = ns, name
+	if len(labels) > 0 {
+		o.Labels = make(map[string]string, len(labels))
+		for _, kv := range labels {
+			k, v, _ := cut(kv)
+			o.Labels[k] = v
+		}
+	}
+	return o
+}
+
+func cut(kv string) (string, string, bool) {
+	for i := range len(kv) {
+		if kv[i] == '=' {
+			return kv[:i], kv[i+1:], true
+		}
+	}
+	return kv, "", false
+}
+
+// appIndex indexes by the "app" label, if present.
+func appIndex(o obj) ([]string, error) {
+	if v, ok := o.Labels["app"]; ok {
+		return []string{v}, nil
+	}
+	return nil, nil
+}
+
+// labelIndex indexes by every "k=v" label pair: a multi-value index.
+func labelIndex(o obj) ([]string, error) {
+	out := make([]string, 0, len(o.Labels))
+	for k, v := range o.Labels {
+		out = append(out, k+"="+v)
+	}
+	return out, nil
+}
+
+// errIndex fails for objects labelled bad=true.
+func errIndex(o obj) ([]string, error) {
+	if o.Labels["bad"] == "true" {
+		return nil, fmt.Errorf("refusing %s", o.Name)
+	}
+	return nil, nil
+}
+
+func newTestStore() *Store[obj] {
+	return New(Options[obj]{Indexers: map[string]IndexFunc[obj]{
+		"app": appIndex, "labels": labelIndex, "err": errIndex,
+	}})
+}
+
+// requireConsistent checks every index against one rebuilt from the
+// objects, and the bucket invariants (never empty; a map only for 2+ keys).
+func requireConsistent[T any](t testing.TB, s *Store[T]) {
+	t.Helper()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	require.Len(t, s.cur.indexes, len(s.indexers), "one index per indexer")
+	for i, ixr := range s.indexers {
+		want := map[string][]string{}
+		for k, o := range s.cur.items {
+			vals, err := ixr.fn(o)
+			require.NoError(t, err, "index %q on %q", ixr.name, k)
+			for _, v := range dedup(vals) {
+				want[v] = append(want[v], k)
+			}
+		}
+		got := map[string][]string{}
+		for v, b := range s.cur.indexes[i] {
+			require.NotZero(t, b.len(), "index %q value %q: empty bucket kept", ixr.name, v)
+			if b.set != nil {
+				require.GreaterOrEqual(t, len(b.set), 2, "index %q value %q: map for a single key", ixr.name, v)
+				require.Empty(t, b.one, "index %q value %q: one set alongside the map", ixr.name, v)
+			}
+			got[v] = b.appendKeys(nil)
+		}
+		sortAll(want)
+		sortAll(got)
+		require.Equal(t, want, got, "index %q: got (left) vs rebuilt from objects (right)", ixr.name)
+	}
+}
+
+func dedup(vals []string) []string {
+	out := slices.Clone(vals)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func sortAll(m map[string][]string) {
+	for k := range maps.Keys(m) {
+		slices.Sort(m[k])
+	}
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
+func names(objs []obj) []string {
+	out := make([]string, len(objs))
+	for i, o := range objs {
+		out[i] = o.Namespace + "/" + o.Name
+	}
+	slices.Sort(out)
+	return out
+}
