@@ -1,8 +1,13 @@
 package watch
 
 import (
+	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"reflect"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -84,10 +89,167 @@ type ExecConfig struct {
 	InteractiveMode string
 	// ProvideClusterInfo passes the cluster in KUBERNETES_EXEC_INFO.
 	ProvideClusterInfo bool
+	// Timeout bounds one run of the plugin. Zero means 1 minute.
+	Timeout time.Duration
 }
 
 // ExecEnvVar is one environment variable for an exec plugin.
 type ExecEnvVar struct {
 	Name  string
 	Value string
+}
+
+// redacted stands in for a secret that is set.
+const redacted = "<redacted>"
+
+// String describes c for logs and errors. Tokens, passwords, key data and
+// exec plugin arguments and environment values show as "<redacted>" when
+// set, so a Config may be printed with any fmt verb.
+func (c Config) String() string {
+	var b strings.Builder
+	b.WriteString("watch.Config{Host: ")
+	b.WriteString(strconv.Quote(redactURL(c.Host)))
+	writeSecret(&b, "BearerToken", c.BearerToken != "")
+	writeField(&b, "BearerTokenFile", c.BearerTokenFile)
+	writeField(&b, "Username", c.Username)
+	writeSecret(&b, "Password", c.Password != "")
+	if c.Exec != nil {
+		b.WriteString(", Exec: &")
+		b.WriteString(c.Exec.String())
+	}
+	b.WriteString(", TLS: ")
+	b.WriteString(c.TLS.String())
+	if c.Proxy != nil {
+		b.WriteString(", Proxy: (func)")
+	}
+	writeField(&b, "UserAgent", c.UserAgent)
+	writeDuration(&b, "ReadIdleTimeout", c.ReadIdleTimeout)
+	writeDuration(&b, "PingTimeout", c.PingTimeout)
+	writeDuration(&b, "Timeout", c.Timeout)
+	if c.AllowInsecureToken {
+		b.WriteString(", AllowInsecureToken: true")
+	}
+	writeField(&b, "Namespace", c.Namespace)
+	if c.Transport != nil {
+		b.WriteString(", Transport: ")
+		b.WriteString(reflect.TypeOf(c.Transport).String())
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// GoString is String: %#v must not print secrets either.
+func (c Config) GoString() string { return c.String() }
+
+// Format makes every fmt verb (%v, %+v, %#v, %s, %q, %d, ...) print the
+// redacted String, so no verb can reach the raw fields.
+func (c Config) Format(f fmt.State, verb rune) { formatRedacted(f, verb, c.String()) }
+
+// String describes t with KeyData redacted.
+func (t TLSConfig) String() string {
+	var b strings.Builder
+	b.WriteString("watch.TLSConfig{Insecure: ")
+	b.WriteString(strconv.FormatBool(t.Insecure))
+	writeField(&b, "ServerName", t.ServerName)
+	writeField(&b, "CAFile", t.CAFile)
+	writeBytes(&b, "CAData", t.CAData)
+	writeField(&b, "CertFile", t.CertFile)
+	writeBytes(&b, "CertData", t.CertData)
+	writeField(&b, "KeyFile", t.KeyFile)
+	writeSecret(&b, "KeyData", len(t.KeyData) > 0)
+	b.WriteByte('}')
+	return b.String()
+}
+
+// GoString is String: %#v must not print the key either.
+func (t TLSConfig) GoString() string { return t.String() }
+
+// Format prints the redacted String for every fmt verb.
+func (t TLSConfig) Format(f fmt.State, verb rune) { formatRedacted(f, verb, t.String()) }
+
+// String describes e with its arguments and environment values redacted:
+// plugins are often handed secrets that way.
+func (e ExecConfig) String() string {
+	var b strings.Builder
+	b.WriteString("watch.ExecConfig{Command: ")
+	b.WriteString(strconv.Quote(e.Command))
+	if len(e.Args) > 0 {
+		fmt.Fprintf(&b, ", Args: [%d %s]", len(e.Args), redacted)
+	}
+	if len(e.Env) > 0 {
+		b.WriteString(", Env: [")
+		for i, v := range e.Env {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(v.Name + "=" + redacted)
+		}
+		b.WriteByte(']')
+	}
+	writeField(&b, "APIVersion", e.APIVersion)
+	writeField(&b, "InteractiveMode", e.InteractiveMode)
+	if e.ProvideClusterInfo {
+		b.WriteString(", ProvideClusterInfo: true")
+	}
+	writeDuration(&b, "Timeout", e.Timeout)
+	b.WriteByte('}')
+	return b.String()
+}
+
+// GoString is String.
+func (e ExecConfig) GoString() string { return e.String() }
+
+// Format prints the redacted String for every fmt verb.
+func (e ExecConfig) Format(f fmt.State, verb rune) { formatRedacted(f, verb, e.String()) }
+
+// String shows the variable's name only.
+func (v ExecEnvVar) String() string { return v.Name + "=" + redacted }
+
+// GoString is String.
+func (v ExecEnvVar) GoString() string { return v.String() }
+
+// Format prints the redacted String for every fmt verb.
+func (v ExecEnvVar) Format(f fmt.State, verb rune) { formatRedacted(f, verb, v.String()) }
+
+func formatRedacted(f fmt.State, verb rune, s string) {
+	if verb == 'q' {
+		s = strconv.Quote(s)
+	}
+	_, _ = io.WriteString(f, s)
+}
+
+func writeField(b *strings.Builder, name, v string) {
+	if v != "" {
+		b.WriteString(", " + name + ": " + strconv.Quote(v))
+	}
+}
+
+func writeSecret(b *strings.Builder, name string, set bool) {
+	if set {
+		b.WriteString(", " + name + ": " + redacted)
+	}
+}
+
+func writeBytes(b *strings.Builder, name string, v []byte) {
+	if len(v) > 0 {
+		fmt.Fprintf(b, ", %s: (%d bytes)", name, len(v))
+	}
+}
+
+func writeDuration(b *strings.Builder, name string, d time.Duration) {
+	if d != 0 {
+		b.WriteString(", " + name + ": " + d.String())
+	}
+}
+
+// redactURL hides a password in a URL's user info.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		if strings.Contains(s, "@") {
+			return redacted
+		}
+		return s
+	}
+	return u.Redacted()
 }
