@@ -9,6 +9,7 @@ require (
 	github.com/stretchr/testify v1.12.1 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	golang.org/x/net v0.62.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
 	k8s.io/apimachinery v0.37.2 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
