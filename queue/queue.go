@@ -1,0 +1,295 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Options configures New. The zero value is a queue named "default" on the
+// real clock with no metrics.
+type Options struct {
+	// Name labels the queue's metrics (name="<Name>"). Zero means "default".
+	Name string
+	// Clock is the source of time for delayed adds and metrics. Nil means
+	// the real clock.
+	Clock Clock
+	// Metrics receives the queue's workqueue_* series. Nil means
+	// NoopMetrics, and then the queue reads no clock on Add, Get or Done.
+	Metrics MetricsProvider
+}
+
+// stamp is a point in time as nanoseconds since the queue's epoch: a
+// quarter of the size of a time.Time in the queue's maps and heap.
+type stamp int64
+
+const maxStamp = stamp(1<<63 - 1)
+
+// Queue is a deduplicating work queue of keys of type K, with delayed adds.
+//
+//   - Add of a key that is already waiting does nothing: it is processed once.
+//   - A key handed out by Get is not handed out again until Done is called
+//     for it; an Add in between makes Done queue it once more.
+//   - AddAfter makes a key ready after a delay; the earliest request wins.
+//
+// Memory is bounded by the number of distinct keys, not by the number of
+// adds: every internal set holds a key at most once.
+//
+// The zero value is not usable; create a Queue with New. All methods are
+// safe for concurrent use. Most callers want a Runner, which owns a queue
+// and its workers; use a Queue directly to write your own worker loop:
+//
+//	for {
+//		key, shutdown := q.Get()
+//		if shutdown {
+//			return
+//		}
+//		process(key)
+//		q.Done(key)
+//	}
+type Queue[K comparable] struct {
+	name      string
+	clock     Clock
+	epoch     time.Time // stamps count from here
+	metricsOn bool      // false: m is all no-ops and no clock is read for it
+	m         queueMetrics
+
+	mu sync.Mutex
+	// cond.L is &mu. It is signalled when an item enters ready and
+	// broadcast on shutdown; waiters counts the Get calls blocked on it so
+	// that Add skips the signal when nobody waits.
+	cond    sync.Cond
+	waiters int
+	// ready holds the keys waiting for Get, oldest first. Every key in
+	// ready is in dirty and not in processing, and appears once.
+	ready ring[K]
+	// dirty holds every key that needs processing: all of ready, plus keys
+	// added again while in processing (those wait for Done to enter
+	// ready). The value is the time of the add, for the queue-duration
+	// metric (zero when metrics are off).
+	dirty map[K]stamp
+	// processing holds every key handed out by Get and not yet Done. A key
+	// in processing is never in ready, so no two workers hold it at once.
+	// The value is the time of the Get (zero when metrics are off).
+	processing map[K]stamp
+	// shuttingDown is set once by ShutDown; then adds are ignored and Get
+	// returns shutdown=true as soon as ready is empty.
+	shuttingDown bool
+	// drained, when not nil, is closed by Done when processing becomes
+	// empty; ShutDownWithDrain waits on it.
+	drained chan struct{}
+	// delay holds the keys of AddAfter until they are due (delaying.go).
+	delay delayState[K]
+}
+
+// New returns an empty queue. It starts no goroutine: delayed adds arm a
+// timer from Options.Clock, which ShutDown stops.
+func New[K comparable](opts Options) *Queue[K] {
+	q := &Queue[K]{
+		name:       opts.Name,
+		clock:      clockOrReal(opts.Clock),
+		dirty:      make(map[K]stamp),
+		processing: make(map[K]stamp),
+	}
+	if q.name == "" {
+		q.name = "default"
+	}
+	q.epoch = q.clock.Now()
+	q.cond.L = &q.mu
+	q.delay.index = make(map[K]int)
+	var provider MetricsProvider
+	provider, q.metricsOn = metricsOrNoop(opts.Metrics)
+	q.m = newQueueMetrics(provider, q.name)
+	if q.metricsOn {
+		l := Label{Name: "name", Value: q.name}
+		provider.GaugeFunc(MetricUnfinishedWork, "How many seconds of work has been done that is in progress and has not been observed by work_duration. Large values indicate stuck threads.", q.unfinishedWorkSeconds, l)
+		provider.GaugeFunc(MetricLongestRunningProcessor, "How many seconds has the longest running processor for workqueue been running.", q.longestRunningSeconds, l)
+	}
+	return q
+}
+
+// Name returns the name the queue's metrics carry.
+func (q *Queue[K]) Name() string { return q.name }
+
+// now returns the clock's time as a stamp.
+func (q *Queue[K]) now() stamp { return stamp(q.clock.Now().Sub(q.epoch)) }
+
+// metricsNow returns now() when metrics are on and zero otherwise, so the
+// hot path reads no clock without metrics.
+func (q *Queue[K]) metricsNow() stamp {
+	if q.metricsOn {
+		return q.now()
+	}
+	return 0
+}
+
+// Add marks item as needing processing. It does nothing if item is already
+// waiting or the queue is shutting down. If item is being processed it is
+// queued again when Done is called for it.
+func (q *Queue[K]) Add(item K) {
+	now := q.metricsNow()
+	q.mu.Lock()
+	q.addLocked(item, now)
+	q.mu.Unlock()
+}
+
+// addLocked is Add with q.mu held; now is the add time for metrics.
+func (q *Queue[K]) addLocked(item K, now stamp) {
+	if q.shuttingDown {
+		return
+	}
+	if _, waiting := q.dirty[item]; waiting {
+		return
+	}
+	q.dirty[item] = now
+	q.m.adds.Inc()
+	if _, busy := q.processing[item]; busy {
+		return // Done moves it to ready
+	}
+	q.pushLocked(item)
+}
+
+// pushLocked appends item to ready and wakes one Get. q.mu must be held.
+func (q *Queue[K]) pushLocked(item K) {
+	q.ready.push(item)
+	q.m.depth.Inc()
+	if q.waiters > 0 {
+		q.cond.Signal()
+	}
+}
+
+// Get blocks until a key is ready or the queue is shut down, and hands the
+// key out for processing. The caller must call Done(key) when finished.
+// shutdown is true only when the queue is shut down and no key is ready;
+// keys already ready at shutdown are still handed out.
+func (q *Queue[K]) Get() (item K, shutdown bool) {
+	q.mu.Lock()
+	for q.ready.len() == 0 && !q.shuttingDown {
+		q.waiters++
+		q.cond.Wait()
+		q.waiters--
+	}
+	if q.ready.len() == 0 {
+		q.mu.Unlock()
+		return item, true
+	}
+	item = q.ready.pop()
+	var now stamp
+	if q.metricsOn {
+		now = q.now()
+		q.m.depth.Dec()
+		q.m.latency.Observe(seconds(time.Duration(now - q.dirty[item])))
+	}
+	q.processing[item] = now
+	delete(q.dirty, item)
+	q.mu.Unlock()
+	return item, false
+}
+
+// Done marks item as processed. If it was added while being processed it
+// becomes ready again now. Done of a key that is not being processed does
+// nothing.
+func (q *Queue[K]) Done(item K) {
+	now := q.metricsNow()
+	q.mu.Lock()
+	start, ok := q.processing[item]
+	if !ok {
+		q.mu.Unlock()
+		return
+	}
+	delete(q.processing, item)
+	if q.metricsOn {
+		q.m.work.Observe(seconds(time.Duration(now - start)))
+	}
+	if _, again := q.dirty[item]; again {
+		q.pushLocked(item)
+	}
+	if q.drained != nil && len(q.processing) == 0 {
+		close(q.drained)
+		q.drained = nil
+	}
+	q.mu.Unlock()
+}
+
+// Len returns the number of keys ready for Get. Keys being processed and
+// keys waiting for an AddAfter delay are not counted.
+func (q *Queue[K]) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.ready.len()
+}
+
+// ShutDown makes the queue ignore further adds, drops the keys waiting for
+// a delay, and wakes every Get. Keys already ready are still handed out;
+// after them Get returns shutdown=true. It does not wait for keys being
+// processed; see ShutDownWithDrain. Calling it again does nothing.
+func (q *Queue[K]) ShutDown() {
+	q.mu.Lock()
+	q.shutDownLocked()
+	q.mu.Unlock()
+}
+
+// shutDownLocked is ShutDown with q.mu held.
+func (q *Queue[K]) shutDownLocked() {
+	q.shuttingDown = true
+	q.delay.stopLocked()
+	q.cond.Broadcast()
+}
+
+// ShutDownWithDrain shuts the queue down like ShutDown, then waits until no
+// key is being processed (every Get has had its Done) or ctx ends. It
+// returns nil when drained, or an error wrapping the context's cause.
+// Callers must keep calling Done from their workers, or it cannot return
+// before ctx ends.
+func (q *Queue[K]) ShutDownWithDrain(ctx context.Context) error {
+	q.mu.Lock()
+	q.shutDownLocked()
+	if len(q.processing) == 0 {
+		q.mu.Unlock()
+		return nil
+	}
+	if q.drained == nil {
+		q.drained = make(chan struct{})
+	}
+	drained := q.drained
+	q.mu.Unlock()
+	select {
+	case <-drained:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("queue %q: drain: %w", q.name, context.Cause(ctx))
+	}
+}
+
+// ShuttingDown reports whether ShutDown has been called.
+func (q *Queue[K]) ShuttingDown() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.shuttingDown
+}
+
+// unfinishedWorkSeconds sums how long the keys in processing have been
+// processed. It is computed at scrape time, so no goroutine updates it.
+func (q *Queue[K]) unfinishedWorkSeconds() float64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.now() // under the lock: no Get can stamp a later start
+	var total time.Duration
+	for _, start := range q.processing {
+		total += time.Duration(now - start)
+	}
+	return seconds(total)
+}
+
+// longestRunningSeconds is the age of the oldest key in processing.
+func (q *Queue[K]) longestRunningSeconds() float64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.now()
+	var longest time.Duration
+	for _, start := range q.processing {
+		longest = max(longest, time.Duration(now-start))
+	}
+	return seconds(longest)
+}

@@ -1,0 +1,47 @@
+package queue
+
+// RateLimitedOptions configures NewRateLimited. The zero value is a queue
+// with the zero Options and DefaultRateLimiter on the queue's clock.
+type RateLimitedOptions[K comparable] struct {
+	Options
+	// RateLimiter decides the wait of AddRateLimited. Nil means
+	// DefaultRateLimiter, with its token bucket on Options.Clock.
+	RateLimiter RateLimiter[K]
+}
+
+// RateLimitedQueue is a Queue whose keys can be retried with a wait chosen
+// by a RateLimiter. All of Queue's methods are promoted.
+//
+// The zero value is not usable; create one with NewRateLimited. All methods
+// are safe for concurrent use. A Runner owns one; use it directly to write
+// your own worker loop with retries.
+type RateLimitedQueue[K comparable] struct {
+	*Queue[K]
+	limiter RateLimiter[K]
+}
+
+// NewRateLimited returns an empty rate-limited queue. Like New it starts no
+// goroutine.
+func NewRateLimited[K comparable](opts RateLimitedOptions[K]) *RateLimitedQueue[K] {
+	limiter := opts.RateLimiter
+	if limiter == nil {
+		limiter = defaultRateLimiter[K](opts.Clock)
+	}
+	return &RateLimitedQueue[K]{Queue: New[K](opts.Options), limiter: limiter}
+}
+
+// AddRateLimited adds item after the wait the rate limiter gives it, and
+// counts a retry in workqueue_retries_total.
+func (q *RateLimitedQueue[K]) AddRateLimited(item K) {
+	q.m.retries.Inc()
+	q.AddAfter(item, q.limiter.When(item))
+}
+
+// Forget tells the rate limiter that item is done being retried, so its
+// next failure starts from the shortest backoff. It does not remove item
+// from the queue.
+func (q *RateLimitedQueue[K]) Forget(item K) { q.limiter.Forget(item) }
+
+// NumRequeues returns how many times item has been rate-limited since it
+// was last forgotten.
+func (q *RateLimitedQueue[K]) NumRequeues(item K) int { return q.limiter.NumRequeues(item) }
