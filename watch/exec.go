@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 )
@@ -343,4 +344,30 @@ func parseExecCredential(out []byte, apiVersion string, obtained time.Time) (*ex
 		return nil, errors.New("output status has neither token nor clientCertificateData")
 	}
 	return cred, nil
+}
+
+// execFromKubeconfig checks a kubeconfig user's exec section.
+func execFromKubeconfig(x *kcExec) (*ExecConfig, error) {
+	if x.Command == "" {
+		return nil, errors.New("command is empty")
+	}
+	switch x.APIVersion {
+	case execAPIv1, execAPIv1beta1:
+	case "":
+		return nil, fmt.Errorf("apiVersion is empty; want %s or %s", execAPIv1, execAPIv1beta1)
+	default:
+		return nil, fmt.Errorf("apiVersion %q is not supported; want %s or %s", x.APIVersion, execAPIv1, execAPIv1beta1)
+	}
+	e := &ExecConfig{
+		Command:            x.Command,
+		Args:               slices.Clone(x.Args),
+		APIVersion:         x.APIVersion,
+		InstallHint:        x.InstallHint,
+		InteractiveMode:    x.InteractiveMode,
+		ProvideClusterInfo: x.ProvideClusterInfo,
+	}
+	for _, v := range x.Env {
+		e.Env = append(e.Env, ExecEnvVar(v))
+	}
+	return e, nil
 }

@@ -1,10 +1,8 @@
 package watch
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -21,11 +19,6 @@ import (
 // test it with errors.Is. A CLI can answer it by suggesting a simulated
 // cluster.
 var ErrNoCluster = errors.New("no cluster configured: no kubeconfig file found and not running inside a cluster")
-
-// maxConfigFileSize bounds every file a configuration reads: the kubeconfig
-// itself and the certificates, keys and tokens it names. A system CA bundle
-// is about 200 KiB; a path pointing at /dev/zero must not eat the memory.
-const maxConfigFileSize = 4 << 20
 
 // KubeconfigOptions chooses which kubeconfig to read and how to use it, like
 // kubectl's --kubeconfig, --context and --namespace flags. The zero value
@@ -97,6 +90,11 @@ func LoadKubeconfig(opts KubeconfigOptions) (*Config, error) {
 			if !explicit && errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
+			// The path is already in the KubeconfigError; keep the cause only.
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
 			return nil, &KubeconfigError{File: p, Err: err}
 		}
 		f, err := parseKubeconfig(data)
@@ -135,23 +133,6 @@ func kubeconfigPaths(opts KubeconfigOptions) ([]string, bool) {
 		home = h
 	}
 	return []string{filepath.Join(home, ".kube", "config")}, false
-}
-
-// readConfigFile reads a whole file of at most maxConfigFileSize bytes.
-func readConfigFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxConfigFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if len(data) > maxConfigFileSize {
-		return nil, fmt.Errorf("%s is larger than the %d MiB limit", path, maxConfigFileSize>>20)
-	}
-	return data, nil
 }
 
 // The kubeconfig shapes: only the fields kwatch reads. Unknown fields are
@@ -520,46 +501,4 @@ func applyClientCert(c *Config, v kcUser, fail func(string, error) error, readFi
 		}
 	}
 	return nil
-}
-
-func execFromKubeconfig(x *kcExec) (*ExecConfig, error) {
-	if x.Command == "" {
-		return nil, errors.New("command is empty")
-	}
-	switch x.APIVersion {
-	case execAPIv1, execAPIv1beta1:
-	case "":
-		return nil, fmt.Errorf("apiVersion is empty; want %s or %s", execAPIv1, execAPIv1beta1)
-	default:
-		return nil, fmt.Errorf("apiVersion %q is not supported; want %s or %s", x.APIVersion, execAPIv1, execAPIv1beta1)
-	}
-	e := &ExecConfig{
-		Command:            x.Command,
-		Args:               slices.Clone(x.Args),
-		APIVersion:         x.APIVersion,
-		InstallHint:        x.InstallHint,
-		InteractiveMode:    x.InteractiveMode,
-		ProvideClusterInfo: x.ProvideClusterInfo,
-	}
-	for _, v := range x.Env {
-		e.Env = append(e.Env, ExecEnvVar(v))
-	}
-	return e, nil
-}
-
-// decodeBase64PEM decodes a kubeconfig *-data field and checks it holds PEM
-// of the wanted kind. Errors never quote the data.
-func decodeBase64PEM(s string, want pemKind) ([]byte, error) {
-	data, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s))
-	if err != nil {
-		var ce base64.CorruptInputError
-		if errors.As(err, &ce) {
-			return nil, fmt.Errorf("is not valid base64 (at offset %d)", int64(ce))
-		}
-		return nil, errors.New("is not valid base64")
-	}
-	if err := checkPEM(data, want); err != nil {
-		return nil, err
-	}
-	return data, nil
 }

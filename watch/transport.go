@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -315,6 +318,45 @@ func readPEMFile(path string, want pemKind, readFile func(string) ([]byte, error
 	}
 	if err := checkPEM(data, want); err != nil {
 		return nil, fmt.Errorf("file %s %w", path, err)
+	}
+	return data, nil
+}
+
+// maxConfigFileSize bounds every file a configuration reads: the kubeconfig
+// itself and the certificates, keys and tokens it names. A system CA bundle
+// is about 200 KiB; a path pointing at /dev/zero must not eat the memory.
+const maxConfigFileSize = 4 << 20
+
+// readConfigFile reads a whole file of at most maxConfigFileSize bytes.
+func readConfigFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxConfigFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if len(data) > maxConfigFileSize {
+		return nil, fmt.Errorf("%s is larger than the %d MiB limit", path, maxConfigFileSize>>20)
+	}
+	return data, nil
+}
+
+// decodeBase64PEM decodes a kubeconfig *-data field and checks it holds PEM
+// of the wanted kind. Errors never quote the data.
+func decodeBase64PEM(s string, want pemKind) ([]byte, error) {
+	data, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s))
+	if err != nil {
+		var ce base64.CorruptInputError
+		if errors.As(err, &ce) {
+			return nil, fmt.Errorf("is not valid base64 (at offset %d)", int64(ce))
+		}
+		return nil, errors.New("is not valid base64")
+	}
+	if err := checkPEM(data, want); err != nil {
+		return nil, err
 	}
 	return data, nil
 }
