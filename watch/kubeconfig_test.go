@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -170,6 +171,11 @@ func TestKubeconfigMerge(t *testing.T) {
 				assert.Equal(t, "kube.internal", c.TLS.ServerName)
 				assert.Equal(t, filepath.Join(f.dir, "pki", "token"), c.BearerTokenFile, "tokenFile is relative to c.yaml")
 				require.NotNil(t, c.Proxy)
+				req, err := http.NewRequest(http.MethodGet, c.Host, nil)
+				require.NoError(t, err)
+				u, err := c.Proxy(req)
+				require.NoError(t, err)
+				assert.Equal(t, "http://proxy.example:3128", u.String(), "proxy-url")
 			}},
 		{"namespace override", f.kubeconfigEnv("a.yaml"), KubeconfigOptions{Context: "ctx-a", Namespace: "other"},
 			func(t *testing.T, c *Config) { assert.Equal(t, "other", c.Namespace) }},

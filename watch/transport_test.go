@@ -17,6 +17,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -342,6 +344,59 @@ func TestTransportConfigErrors(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.want)
 			var ce *ConfigError
 			assert.True(t, errors.As(err, &ce), "got %T, want a *ConfigError", err)
+		})
+	}
+}
+
+func TestTransportProxy(t *testing.T) {
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "via proxy\n"+r.URL.String())
+	}))
+	t.Cleanup(proxy.Close)
+	proxyURL, err := url.Parse(proxy.URL)
+	require.NoError(t, err)
+	rt, err := (&Config{Host: "http://kube.test", Proxy: http.ProxyURL(proxyURL)}).RoundTripper()
+	require.NoError(t, err)
+	_, lines, err := get(t, rt, "http://kube.test/api/v1/pods")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"via proxy", "http://kube.test/api/v1/pods"}, lines)
+}
+
+// nopTransport answers 200 with no body and keeps nothing.
+type nopTransport struct{}
+
+func (nopTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Header: http.Header{}, Request: req}, nil
+}
+
+// BenchmarkTransportWrappers measures what the User-Agent and auth
+// wrappers add to each request.
+func BenchmarkTransportWrappers(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "token")
+	require.NoError(b, os.WriteFile(path, []byte("tok"), 0o600))
+	for _, tc := range []struct {
+		name string
+		c    Config
+	}{
+		{"none", Config{}},
+		{"bearer", Config{BearerToken: "tok"}},
+		{"token-file", Config{BearerTokenFile: path}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			c := tc.c
+			c.Host, c.Transport = "https://kube.test", nopTransport{}
+			rt, err := c.RoundTripper()
+			require.NoError(b, err)
+			req, err := http.NewRequest(http.MethodGet, "https://kube.test/api/v1/pods", nil)
+			require.NoError(b, err)
+			b.ReportAllocs()
+			for b.Loop() {
+				resp, err := rt.RoundTrip(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				resp.Body.Close()
+			}
 		})
 	}
 }
