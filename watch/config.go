@@ -22,11 +22,14 @@ type Config struct {
 	// BearerToken is sent as "Authorization: Bearer ...". Never logged.
 	BearerToken string
 	// BearerTokenFile is re-read when it changes (service-account token
-	// rotation); it wins over BearerToken.
+	// rotation), looked at no more than once a second; it wins over
+	// BearerToken, which is used only while the file has never been read
+	// successfully. A failed or empty re-read keeps the last good token.
 	BearerTokenFile string
 	// Username and Password are basic auth, for old clusters.
 	Username, Password string
-	// Exec runs a client.authentication.k8s.io/v1 credential plugin.
+	// Exec runs a client.authentication.k8s.io/v1 credential plugin. At most
+	// one of bearer token (or file), basic auth and Exec may be set.
 	Exec *ExecConfig
 
 	TLS TLSConfig
@@ -78,10 +81,12 @@ type TLSConfig struct {
 
 // ExecConfig runs a credential plugin, as kubeconfig's users[].user.exec.
 type ExecConfig struct {
-	Command    string
-	Args       []string
-	Env        []ExecEnvVar
-	APIVersion string // "client.authentication.k8s.io/v1" or v1beta1
+	Command string
+	Args    []string
+	Env     []ExecEnvVar
+	// APIVersion is "client.authentication.k8s.io/v1" or ".../v1beta1";
+	// "" means v1. The plugin must answer in the same version.
+	APIVersion string
 	// InstallHint is shown when the command is missing.
 	InstallHint string
 	// InteractiveMode is "Never", "IfAvailable" or "Always"; kwatch never
