@@ -159,6 +159,22 @@ func (f *framer) peek() (byte, error) {
 	return 0, f.err
 }
 
+// rest checks that only whitespace follows, up to a clean end of stream.
+func (f *framer) rest() error {
+	for f.err == nil {
+		f.skipSpace()
+		if f.start < f.end {
+			f.fail(f.start, fmt.Errorf("%w %s after the end of the %s", ErrUnexpectedByte, quoteByte(f.buf[f.start]), f.what))
+			break
+		}
+		f.fill()
+	}
+	if f.err == io.EOF {
+		return nil
+	}
+	return f.err
+}
+
 // consume drops the byte peek returned.
 func (f *framer) consume() { f.start++ }
 
