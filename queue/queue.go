@@ -20,6 +20,21 @@ type Options struct {
 	Metrics MetricsProvider
 }
 
+// itemState is where a key is in the queue. A key that is neither ready
+// nor being processed has no state (the zero value).
+type itemState uint8
+
+const (
+	// stateQueued: the key is in ready, waiting for Get.
+	stateQueued itemState = iota + 1
+	// stateProcessing: Get handed the key out and Done has not been
+	// called. The key is not in ready, so no second worker can get it.
+	stateProcessing
+	// stateRequeue: like stateProcessing, and the key was added again
+	// meanwhile; Done puts it back in ready.
+	stateRequeue
+)
+
 // stamp is a point in time as nanoseconds since the queue's epoch: a
 // quarter of the size of a time.Time in the queue's maps and heap.
 type stamp int64
@@ -61,23 +76,25 @@ type Queue[K comparable] struct {
 	// that Add skips the signal when nobody waits.
 	cond    sync.Cond
 	waiters int
-	// ready holds the keys waiting for Get, oldest first. Every key in
-	// ready is in dirty and not in processing, and appears once.
+	// items holds the state of every key that is ready or being
+	// processed; a key in neither is absent. One map serves both the dedup
+	// and the exclusivity checks, so each operation hashes the key once or
+	// twice.
+	items map[K]itemState
+	// ready holds the keys waiting for Get, oldest first: exactly the keys
+	// whose state is queued, each once.
 	ready ring[K]
-	// dirty holds every key that needs processing: all of ready, plus keys
-	// added again while in processing (those wait for Done to enter
-	// ready). The value is the time of the add, for the queue-duration
-	// metric (zero when metrics are off).
-	dirty map[K]stamp
-	// processing holds every key handed out by Get and not yet Done. A key
-	// in processing is never in ready, so no two workers hold it at once.
-	// The value is the time of the Get (zero when metrics are off).
-	processing map[K]stamp
+	// processing counts the keys in state processing or requeue.
+	processing int
+	// addedAt and startedAt hold, only when metrics are on, the time of the
+	// add a key is waiting on (for the queue-duration metric) and the time
+	// of its Get (for the work-duration metric).
+	addedAt, startedAt map[K]stamp
 	// shuttingDown is set once by ShutDown; then adds are ignored and Get
 	// returns shutdown=true as soon as ready is empty.
 	shuttingDown bool
-	// drained, when not nil, is closed by Done when processing becomes
-	// empty; ShutDownWithDrain waits on it.
+	// drained, when not nil, is closed by Done when processing falls to
+	// zero; ShutDownWithDrain waits on it.
 	drained chan struct{}
 	// delay holds the keys of AddAfter until they are due (delaying.go).
 	delay delayState[K]
@@ -87,10 +104,9 @@ type Queue[K comparable] struct {
 // timer from Options.Clock, which ShutDown stops.
 func New[K comparable](opts Options) *Queue[K] {
 	q := &Queue[K]{
-		name:       opts.Name,
-		clock:      clockOrReal(opts.Clock),
-		dirty:      make(map[K]stamp),
-		processing: make(map[K]stamp),
+		name:  opts.Name,
+		clock: clockOrReal(opts.Clock),
+		items: make(map[K]itemState),
 	}
 	if q.name == "" {
 		q.name = "default"
@@ -102,6 +118,7 @@ func New[K comparable](opts Options) *Queue[K] {
 	provider, q.metricsOn = metricsOrNoop(opts.Metrics)
 	q.m = newQueueMetrics(provider, q.name)
 	if q.metricsOn {
+		q.addedAt, q.startedAt = make(map[K]stamp), make(map[K]stamp)
 		l := Label{Name: "name", Value: q.name}
 		provider.GaugeFunc(MetricUnfinishedWork, "How many seconds of work has been done that is in progress and has not been observed by work_duration. Large values indicate stuck threads.", q.unfinishedWorkSeconds, l)
 		provider.GaugeFunc(MetricLongestRunningProcessor, "How many seconds has the longest running processor for workqueue been running.", q.longestRunningSeconds, l)
@@ -139,15 +156,19 @@ func (q *Queue[K]) addLocked(item K, now stamp) {
 	if q.shuttingDown {
 		return
 	}
-	if _, waiting := q.dirty[item]; waiting {
-		return
+	switch q.items[item] {
+	case 0:
+		q.items[item] = stateQueued
+		q.pushLocked(item)
+	case stateProcessing:
+		q.items[item] = stateRequeue // Done moves it to ready
+	default:
+		return // already waiting: deduplicated
 	}
-	q.dirty[item] = now
 	q.m.adds.Inc()
-	if _, busy := q.processing[item]; busy {
-		return // Done moves it to ready
+	if q.metricsOn {
+		q.addedAt[item] = now
 	}
-	q.pushLocked(item)
 }
 
 // pushLocked appends item to ready and wakes one Get. q.mu must be held.
@@ -175,14 +196,15 @@ func (q *Queue[K]) Get() (item K, shutdown bool) {
 		return item, true
 	}
 	item = q.ready.pop()
-	var now stamp
+	q.items[item] = stateProcessing
+	q.processing++
 	if q.metricsOn {
-		now = q.now()
+		now := q.now()
 		q.m.depth.Dec()
-		q.m.latency.Observe(seconds(time.Duration(now - q.dirty[item])))
+		q.m.latency.Observe(seconds(time.Duration(now - q.addedAt[item])))
+		delete(q.addedAt, item)
+		q.startedAt[item] = now
 	}
-	q.processing[item] = now
-	delete(q.dirty, item)
 	q.mu.Unlock()
 	return item, false
 }
@@ -193,19 +215,22 @@ func (q *Queue[K]) Get() (item K, shutdown bool) {
 func (q *Queue[K]) Done(item K) {
 	now := q.metricsNow()
 	q.mu.Lock()
-	start, ok := q.processing[item]
-	if !ok {
-		q.mu.Unlock()
-		return
-	}
-	delete(q.processing, item)
-	if q.metricsOn {
-		q.m.work.Observe(seconds(time.Duration(now - start)))
-	}
-	if _, again := q.dirty[item]; again {
+	switch q.items[item] {
+	case stateProcessing:
+		delete(q.items, item)
+	case stateRequeue:
+		q.items[item] = stateQueued
 		q.pushLocked(item)
+	default:
+		q.mu.Unlock()
+		return // not being processed
 	}
-	if q.drained != nil && len(q.processing) == 0 {
+	q.processing--
+	if q.metricsOn {
+		q.m.work.Observe(seconds(time.Duration(now - q.startedAt[item])))
+		delete(q.startedAt, item)
+	}
+	if q.drained != nil && q.processing == 0 {
 		close(q.drained)
 		q.drained = nil
 	}
@@ -245,7 +270,7 @@ func (q *Queue[K]) shutDownLocked() {
 func (q *Queue[K]) ShutDownWithDrain(ctx context.Context) error {
 	q.mu.Lock()
 	q.shutDownLocked()
-	if len(q.processing) == 0 {
+	if q.processing == 0 {
 		q.mu.Unlock()
 		return nil
 	}
@@ -276,7 +301,7 @@ func (q *Queue[K]) unfinishedWorkSeconds() float64 {
 	defer q.mu.Unlock()
 	now := q.now() // under the lock: no Get can stamp a later start
 	var total time.Duration
-	for _, start := range q.processing {
+	for _, start := range q.startedAt {
 		total += time.Duration(now - start)
 	}
 	return seconds(total)
@@ -288,7 +313,7 @@ func (q *Queue[K]) longestRunningSeconds() float64 {
 	defer q.mu.Unlock()
 	now := q.now()
 	var longest time.Duration
-	for _, start := range q.processing {
+	for _, start := range q.startedAt {
 		longest = max(longest, time.Duration(now-start))
 	}
 	return seconds(longest)
