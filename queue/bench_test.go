@@ -88,4 +88,3 @@ func BenchmarkTokenBucketReserveAt(b *testing.B) {
 		tb.ReserveAt(t0.Add(time.Duration(i)))
 	}
 }
-

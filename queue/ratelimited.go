@@ -31,8 +31,12 @@ func NewRateLimited[K comparable](opts RateLimitedOptions[K]) *RateLimitedQueue[
 }
 
 // AddRateLimited adds item after the wait the rate limiter gives it, and
-// counts a retry in workqueue_retries_total.
+// counts a retry in workqueue_retries_total. After ShutDown it does
+// nothing, and the limiter does not count the retry.
 func (q *RateLimitedQueue[K]) AddRateLimited(item K) {
+	if q.ShuttingDown() {
+		return
+	}
 	q.m.retries.Inc()
 	q.AddAfter(item, q.limiter.When(item))
 }

@@ -19,7 +19,8 @@ func TestWritePrometheusGolden(t *testing.T) {
 	c.Inc()
 	c.Add(2.5)
 	c.Add(-7) // ignored: counters only grow
-	r.Counter("jobs_total", "ignored help", Label{"app", "a\nb"}, Label{"kind", `say "hi"\now`}).Inc() // same series, labels reordered
+	// The same series again, labels in another order; the first help stays.
+	r.Counter("jobs_total", "ignored help", Label{"app", "a\nb"}, Label{"kind", `say "hi"\now`}).Inc()
 	g := r.Gauge("temperature", "Degrees.")
 	g.Set(20)
 	g.Dec()
