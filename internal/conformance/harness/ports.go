@@ -26,9 +26,9 @@ func freePort() (int, error) {
 // exits, or timeout passes.
 type readiness struct {
 	url     string
-	token   string     // sent as a bearer token when not empty
-	ca      []byte     // PEM CA for https URLs
-	proc    *Process   // stop waiting if it exits
+	token   string   // sent as a bearer token when not empty
+	ca      []byte   // PEM CA for https URLs
+	proc    *Process // stop waiting if it exits
 	timeout time.Duration
 }
 
