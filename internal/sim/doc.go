@@ -1,0 +1,107 @@
+// Package sim is a simulated Kubernetes API server for list/watch work: an
+// independent peer (it shares no code with kwatch's client packages) that speaks the
+// wire protocol closely enough that kubectl and client-go cannot tell it from a real
+// kube-apiserver for get, list, watch, create, update, patch and delete. Its
+// behaviour is checked against the captures in internal/testdata/real-apiserver.
+//
+// # Use
+//
+//	srv, err := sim.New(sim.Options{})            // no goroutines yet
+//	srv.PutPod(sim.Pod{Namespace: "demo", Name: "web-1"})
+//	err = srv.Serve(ctx, ln)                      // blocks until ctx ends; all goroutines end
+//
+// Tests use package simtest: simtest.Start(t, opts) serves on 127.0.0.1:0 (plain
+// HTTP, or TLS with HTTP/2 when Options.TLS) and stops at t.Cleanup.
+//
+// # Storage and resourceVersion
+//
+//   - One global resourceVersion, a uint64 sent as a decimal string; every write
+//     (create, update, delete, implicit namespace creation) bumps it by one and
+//     records one event. A no-op update keeps the old resourceVersion.
+//   - Resources: pods, namespaces, configmaps, secrets, services, nodes,
+//     deployments.apps, replicasets.apps, plus any RegisterResource adds. Objects are
+//     stored as JSON and encoded once per write: every list, get and watch writes the
+//     stored bytes (watch frames wrap them in a prefix and suffix).
+//   - Namespaces are created implicitly by the first object in them. Deletes are
+//     immediate (no graceful deletion, no finalizers, no cascading).
+//   - Pods written with PutPod, LoadPods or the churn generator have realistic
+//     bodies of about 3-4 KB; pods created over HTTP are stored as sent (with a
+//     Pending status when they have none).
+//
+// # Lists
+//
+//   - resourceVersion unset: the newest state, paginated by limit/continue.
+//   - resourceVersion=0: the newest state, and limit is ignored (as the real
+//     server's watch cache does: list-pods-rv0-limit2.json).
+//   - resourceVersion=N (NotOlderThan, the default): waits up to
+//     Options.TooLargeWait for N, else 504 with cause ResourceVersionTooLarge.
+//   - resourceVersion=N&resourceVersionMatch=Exact: the state at N, rebuilt from the
+//     history; 410 Expired once N is older than the retained history.
+//   - Continue tokens have the real format (base64 of {"v","rv","start"}); later
+//     pages are served from the snapshot at the first page's resourceVersion. A token
+//     older than the history, or expired by a fault, gets 410 with a fresh token
+//     (rv -1) in metadata.continue; a malformed one gets 400.
+//   - remainingItemCount is set when more items follow and no selector is given.
+//   - Label selectors and field selectors (metadata.name, metadata.namespace and
+//     each resource's fields: for pods spec.nodeName, status.phase and the other
+//     fields the real server supports); unknown fields and bad syntax get 400.
+//   - Accept: as=Table (pods get kubectl's pod columns, other kinds NAME/AGE),
+//     as=PartialObjectMetadataList / as=PartialObjectMetadata.
+//
+// # Watches
+//
+//   - ?watch=1 or ?watch=true (and the legacy /watch/ paths). From resourceVersion
+//     N: every event after N while N is within the history (Options.HistorySize
+//     events, Options.HistoryWindow in time); older gets a 200 whose only event is
+//     an ERROR with the 410 Expired Status. From "" or "0": an ADDED per current
+//     object, then changes. A resourceVersion ahead of the server waits silently.
+//   - sendInitialEvents=true&resourceVersionMatch=NotOlderThan: ADDED per object,
+//     then a BOOKMARK annotated k8s.io/initial-events-end (with
+//     allowWatchBookmarks). sendInitialEvents without resourceVersionMatch is 422.
+//   - allowWatchBookmarks=true: a BOOKMARK every Options.BookmarkInterval (default
+//     60 s) carrying the newest resourceVersion the watcher has passed.
+//   - timeoutSeconds ends the stream cleanly (final zero chunk).
+//   - Selectors are applied per event: an object entering the selector is sent as
+//     ADDED, one leaving it as DELETED (its previous state at the event's RV).
+//   - Each event is flushed as its own chunk (HTTP/1.1) or DATA frame (HTTP/2).
+//   - Watchers read the shared history ring (no per-watcher copy of events). A watcher
+//     that falls more than Options.HistorySize events behind, because its client
+//     reads too slowly, is terminated: its stream ends cleanly, as the real server
+//     ends a watcher whose buffer fills; it then resumes from its last RV or relists.
+//     Stats.TerminatedWatches counts these.
+//
+// # Other endpoints
+//
+// /version, /api, /apis, /api/v1, /apis/<group>, /apis/<group>/<version> in legacy
+// form, and /api and /apis in aggregated form (apidiscovery.k8s.io/v2) when asked;
+// /healthz, /livez, /readyz. Errors are Status bodies like the real server's (400,
+// 401, 404, 405, 409 Conflict/AlreadyExists, 410, 413, 415, 422, 429, 504). With
+// Options.BearerToken every other request needs that token (401 otherwise).
+// Options.TLS serves TLS with HTTP/2 using a self-signed certificate made in memory
+// (CACertPEM).
+//
+// # Faults
+//
+// Faults are queued with InjectFault (or POST /sim/faults with the Fault as JSON;
+// GET lists pending faults, DELETE clears them) and consumed by the next Count
+// matching requests (Match: list, watch, get, write; Resource):
+//
+//   - drop-watch: end a watch cleanly after AfterEvents events.
+//   - cut-watch: abort a watch in the middle of the frame after AfterEvents events,
+//     without the final zero chunk (HTTP/2: stream reset).
+//   - stall: send the headers (and AfterEvents events), then nothing until the client
+//     goes away.
+//   - error: answer 429, 500 or 503 with Retry-After.
+//   - split-writes: write the body in random pieces of 1-64 bytes, each flushed.
+//
+// Immediate actions: Compact (type "compact"), ExpireContinueTokens
+// ("expire-continue"), DropWatches ("drop-watches", with loseHistory to force every
+// watcher to relist).
+//
+// # In-process API
+//
+// Create, Update, Patch, Delete, Get and Snapshot work on any resource by name
+// ("pods", "deployments.apps"); PutPod and LoadPods write generated pods;
+// ResourceVersion is the newest RV; Stats counts requests per resource and verb (GET
+// /sim/stats serves the same) and ResetStats zeroes them. Churn generates load.
+package sim

@@ -1,0 +1,327 @@
+package sim
+
+import (
+	"crypto/subtle"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+)
+
+// target is a parsed resource URL.
+type target struct {
+	r       *resource
+	ns      string // namespace from the path; "" for cluster-wide
+	name    string // object name; "" for the collection
+	sub     string // subresource ("status"); served like the object itself
+	watchPx bool   // legacy /watch/ path prefix
+}
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	switch path {
+	case "/healthz", "/livez", "/readyz":
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok")
+		return
+	}
+	if !s.authorized(r) {
+		writeStatus(w, errUnauthorized())
+		return
+	}
+	if strings.HasPrefix(path, "/sim/") && !s.opts.DisableAdmin {
+		s.serveAdmin(w, r)
+		return
+	}
+	if s.serveDiscovery(w, r) {
+		return
+	}
+	t, ok := s.parseTarget(path)
+	if !ok {
+		s.other.Add(1)
+		writeStatus(w, errPathNotFound())
+		return
+	}
+	s.serveResource(w, r, t)
+}
+
+// authorized checks the bearer token when one is configured.
+func (s *Server) authorized(r *http.Request) bool {
+	if s.opts.BearerToken == "" {
+		return true
+	}
+	h := r.Header.Get("Authorization")
+	tok, ok := strings.CutPrefix(h, "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(s.opts.BearerToken)) == 1
+}
+
+// parseTarget maps /api/v1/... and /apis/group/version/... to a resource.
+func (s *Server) parseTarget(path string) (target, bool) {
+	var t target
+	var group, version string
+	var rest []string
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	switch {
+	case len(segs) >= 3 && segs[0] == "api":
+		version, rest = segs[1], segs[2:]
+	case len(segs) >= 4 && segs[0] == "apis":
+		group, version, rest = segs[1], segs[2], segs[3:]
+	default:
+		return t, false
+	}
+	if rest[0] == "watch" && len(rest) > 1 {
+		t.watchPx, rest = true, rest[1:]
+	}
+	for _, seg := range rest {
+		if seg == "" {
+			return t, false
+		}
+	}
+	if len(rest) >= 3 && rest[0] == "namespaces" {
+		if r := s.store.byGVR(group, version, rest[2]); r != nil && r.info.Namespaced {
+			t.r, t.ns = r, rest[1]
+			rest = rest[3:]
+			switch len(rest) {
+			case 0:
+			case 1:
+				t.name = rest[0]
+			case 2:
+				t.name, t.sub = rest[0], rest[1]
+			default:
+				return t, false
+			}
+			return t, t.sub == "" || t.sub == "status"
+		}
+	}
+	r := s.store.byGVR(group, version, rest[0])
+	if r == nil || len(rest) > 3 {
+		return t, false
+	}
+	t.r = r
+	if len(rest) >= 2 {
+		t.name = rest[1]
+	}
+	if len(rest) == 3 {
+		t.sub = rest[2]
+	}
+	if r.info.Namespaced && t.name != "" {
+		return t, false // a namespaced object needs its namespace in the path
+	}
+	return t, t.sub == "" || t.sub == "status"
+}
+
+func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, t target) {
+	q := r.URL.Query()
+	isWatch := t.watchPx || q.Get("watch") == "1" || q.Get("watch") == "true"
+	switch r.Method {
+	case http.MethodGet:
+		switch {
+		case isWatch:
+			t.r.counts[verbWatch].Add(1)
+			s.serveWatch(w, r, t)
+		case t.name == "":
+			t.r.counts[verbList].Add(1)
+			s.serveList(w, r, t)
+		default:
+			t.r.counts[verbGet].Add(1)
+			s.serveGet(w, r, t)
+		}
+	case http.MethodPost:
+		t.r.counts[verbCreate].Add(1)
+		s.serveCreate(w, r, t)
+	case http.MethodPut:
+		t.r.counts[verbUpdate].Add(1)
+		s.serveUpdate(w, r, t)
+	case http.MethodPatch:
+		t.r.counts[verbPatch].Add(1)
+		s.servePatch(w, r, t)
+	case http.MethodDelete:
+		t.r.counts[verbDelete].Add(1)
+		s.serveDelete(w, r, t)
+	default:
+		writeStatus(w, errMethodNotAllowed())
+	}
+}
+
+func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, t target) {
+	mode, ok := negotiate(r.Header.Get("Accept"), false)
+	if !ok {
+		writeStatus(w, errNotAcceptable())
+		return
+	}
+	if s.applyRequestFaults(w, r, t.r, verbGet) {
+		return
+	}
+	o, serr := s.current(t.r, t.ns, t.name)
+	if serr != nil {
+		writeStatus(w, serr)
+		return
+	}
+	s.writeObject(w, r, http.StatusOK, o, mode)
+}
+
+// writeObject sends one object in the negotiated representation.
+func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, code int, o *object, mode outputMode) {
+	var b []byte
+	switch mode {
+	case modeMeta:
+		b = appendPartial(nil, o)
+	case modeTable:
+		b = s.appendTable(nil, []*object{o}, tableOpts{rv: o.rvString(), include: r.URL.Query().Get("includeObject"),
+			remaining: -1, columns: true, pods: o.pod != nil})
+	default:
+		b = o.raw
+	}
+	w.Header().Set("Content-Type", contentType(mode, false))
+	w.Header().Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(code)
+	_, _ = w.Write(b)
+}
+
+// readBody reads a request body up to Options.MaxRequestBytes.
+func (s *Server) readBody(r *http.Request) ([]byte, *StatusError) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, s.opts.MaxRequestBytes+1))
+	if err != nil {
+		return nil, errBadRequest("reading the request body: " + err.Error())
+	}
+	if int64(len(body)) > s.opts.MaxRequestBytes {
+		return nil, newStatus(http.StatusRequestEntityTooLarge, "RequestEntityTooLarge",
+			"Request entity too large: limit is "+itoa(int(s.opts.MaxRequestBytes))+" bytes (Options.MaxRequestBytes)", nil)
+	}
+	return body, nil
+}
+
+// decodeRequest reads a create/update body as JSON or YAML.
+func (s *Server) decodeRequest(r *http.Request, res *resource) (map[string]any, *StatusError) {
+	body, serr := s.readBody(r)
+	if serr != nil {
+		return nil, serr
+	}
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mt == "application/yaml" {
+		var err error
+		if body, err = yamlToJSON(body); err != nil {
+			return nil, errBadRequest("the body of the request could not be decoded as YAML: " + err.Error())
+		}
+	}
+	return decodeObject(res, body)
+}
+
+func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, t target) {
+	if t.name != "" || (t.r.info.Namespaced && t.ns == "") {
+		writeStatus(w, errMethodNotAllowed())
+		return
+	}
+	if s.applyRequestFaults(w, r, t.r, verbCreate) {
+		return
+	}
+	m, serr := s.decodeRequest(r, t.r)
+	if serr == nil {
+		if ns := metaString(m, "namespace"); ns != "" && ns != t.ns && t.r.info.Namespaced {
+			serr = errBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		}
+	}
+	var name string
+	if serr == nil {
+		name, serr = s.nameFor(t.r, m)
+	}
+	if serr != nil {
+		writeStatus(w, serr)
+		return
+	}
+	defaultPodStatus(t.r, m)
+	o, _, serr := s.write(writeOp{r: t.r, ns: t.ns, name: name, m: m, create: true,
+		dryRun: r.URL.Query().Get("dryRun") == "All"})
+	if serr != nil {
+		writeStatus(w, serr)
+		return
+	}
+	s.writeObject(w, r, http.StatusCreated, o, modeObject)
+}
+
+func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, t target) {
+	if t.name == "" {
+		writeStatus(w, errMethodNotAllowed())
+		return
+	}
+	if s.applyRequestFaults(w, r, t.r, verbUpdate) {
+		return
+	}
+	m, serr := s.decodeRequest(r, t.r)
+	if serr == nil {
+		if n := metaString(m, "name"); n != "" && n != t.name {
+			serr = errBadRequest("the name of the object (" + n + ") does not match the name on the URL (" + t.name + ")")
+		}
+	}
+	if serr != nil {
+		writeStatus(w, serr)
+		return
+	}
+	o, _, serr := s.write(writeOp{r: t.r, ns: t.ns, name: t.name, m: m, update: true,
+		precondRV: metaString(m, "resourceVersion"), dryRun: r.URL.Query().Get("dryRun") == "All"})
+	if serr != nil {
+		writeStatus(w, serr)
+		return
+	}
+	s.writeObject(w, r, http.StatusOK, o, modeObject)
+}
+
+func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, t target) {
+	if t.name == "" {
+		writeStatus(w, errMethodNotAllowed())
+		return
+	}
+	if s.applyRequestFaults(w, r, t.r, verbPatch) {
+		return
+	}
+	ct := r.Header.Get("Content-Type")
+	mt, _, _ := mime.ParseMediaType(ct)
+	if mt != mediaMergePatch && mt != mediaStrategicPatch && mt != mediaJSONPatch {
+		writeStatus(w, errUnsupportedMedia(ct))
+		return
+	}
+	body, serr := s.readBody(r)
+	if serr != nil {
+		writeStatus(w, serr)
+		return
+	}
+	o, serr := s.patch(t.r, t.ns, t.name, body, mt)
+	if serr != nil {
+		writeStatus(w, serr)
+		return
+	}
+	s.writeObject(w, r, http.StatusOK, o, modeObject)
+}
+
+func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, t target) {
+	if t.name == "" || t.sub != "" {
+		writeStatus(w, errMethodNotAllowed())
+		return
+	}
+	if s.applyRequestFaults(w, r, t.r, verbDelete) {
+		return
+	}
+	body, serr := s.readBody(r)
+	if serr != nil {
+		writeStatus(w, serr)
+		return
+	}
+	var opts struct {
+		Preconditions struct {
+			UID             string `json:"uid"`
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"preconditions"`
+	}
+	if len(strings.TrimSpace(string(body))) > 0 {
+		if err := json.Unmarshal(body, &opts); err != nil {
+			writeStatus(w, errBadRequest("the body of the request could not be decoded as DeleteOptions: "+err.Error()))
+			return
+		}
+	}
+	tomb, serr := s.deleteObject(t.r, t.ns, t.name, opts.Preconditions.UID, opts.Preconditions.ResourceVersion)
+	if serr != nil {
+		writeStatus(w, serr)
+		return
+	}
+	s.writeObject(w, r, http.StatusOK, tomb, modeObject)
+}

@@ -1,0 +1,105 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+)
+
+// Documented defaults for Options. Each zero field of Options takes the value here.
+const (
+	// DefaultHistorySize is how many events the server retains for watches and for
+	// lists at an older resourceVersion. It also bounds how far a watcher may lag behind
+	// the newest event before it is terminated.
+	DefaultHistorySize = 10000
+	// DefaultBookmarkInterval matches the real server's roughly one bookmark a minute.
+	DefaultBookmarkInterval = 60 * time.Second
+	// DefaultTooLargeWait is how long a list at a resourceVersion ahead of the server waits
+	// for it before answering 504; the real server waits about 3 s.
+	DefaultTooLargeWait = 3 * time.Second
+	// DefaultMaxRequestBytes bounds a create, update or patch body (the real server's limit is 3 MiB).
+	DefaultMaxRequestBytes = 3 << 20
+	// DefaultMaxWatchers bounds concurrently open watch streams; more are refused with 429.
+	DefaultMaxWatchers = 100000
+)
+
+// Options configures a Server. The zero value is a usable plain-HTTP server with the
+// default resources, no authentication and the defaults above.
+type Options struct {
+	// HistorySize is the number of events retained (the "watch cache" window). Zero means
+	// DefaultHistorySize. A watcher that falls this many events behind is terminated.
+	HistorySize int
+	// HistoryWindow additionally expires events older than this for new watches and
+	// exact lists (a time-based window like the real cache's). Zero means no time limit.
+	HistoryWindow time.Duration
+	// BookmarkInterval is the period of BOOKMARK events on watches that allow them.
+	// Zero means DefaultBookmarkInterval.
+	BookmarkInterval time.Duration
+	// TooLargeWait is how long a list waits for a resourceVersion ahead of the server
+	// before failing with 504 ResourceVersionTooLarge. Zero means DefaultTooLargeWait;
+	// negative means answer at once.
+	TooLargeWait time.Duration
+	// MaxRequestBytes bounds request bodies. Zero means DefaultMaxRequestBytes.
+	MaxRequestBytes int64
+	// MaxWatchers bounds open watch streams. Zero means DefaultMaxWatchers.
+	MaxWatchers int
+	// BearerToken, when not empty, is required as "Authorization: Bearer <token>" on
+	// every request except /healthz, /livez and /readyz; others get 401.
+	BearerToken string
+	// TLS makes Serve speak TLS (HTTP/2 negotiated by ALPN) with a self-signed
+	// certificate generated in memory by New; see Server.CACertPEM.
+	TLS bool
+	// TLSHosts are extra DNS names or IPs for the certificate besides 127.0.0.1, ::1
+	// and localhost. Zero means none.
+	TLSHosts []string
+	// Seed makes generated uids, names and fault randomness reproducible. Zero means 1.
+	Seed uint64
+	// Clock supplies creation timestamps, table ages and the history window.
+	// Nil means time.Now.
+	Clock func() time.Time
+	// Resources are registered in addition to the default ones. Nil means none.
+	Resources []ResourceInfo
+	// DisableAdmin turns off the /sim/ admin endpoints (faults and stats). False means
+	// they are served.
+	DisableAdmin bool
+}
+
+// withDefaults returns a copy of o with zero fields replaced by defaults, or an error
+// naming the first invalid field.
+func (o Options) withDefaults() (Options, error) {
+	switch {
+	case o.HistorySize < 0:
+		return o, fmt.Errorf("sim: Options.HistorySize must be >= 0, got %d", o.HistorySize)
+	case o.HistoryWindow < 0:
+		return o, fmt.Errorf("sim: Options.HistoryWindow must be >= 0, got %v", o.HistoryWindow)
+	case o.BookmarkInterval < 0:
+		return o, fmt.Errorf("sim: Options.BookmarkInterval must be >= 0, got %v", o.BookmarkInterval)
+	case o.MaxRequestBytes < 0:
+		return o, fmt.Errorf("sim: Options.MaxRequestBytes must be >= 0, got %d", o.MaxRequestBytes)
+	case o.MaxWatchers < 0:
+		return o, fmt.Errorf("sim: Options.MaxWatchers must be >= 0, got %d", o.MaxWatchers)
+	}
+	if o.HistorySize == 0 {
+		o.HistorySize = DefaultHistorySize
+	}
+	if o.BookmarkInterval == 0 {
+		o.BookmarkInterval = DefaultBookmarkInterval
+	}
+	if o.TooLargeWait == 0 {
+		o.TooLargeWait = DefaultTooLargeWait
+	} else if o.TooLargeWait < 0 {
+		o.TooLargeWait = 0
+	}
+	if o.MaxRequestBytes == 0 {
+		o.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if o.MaxWatchers == 0 {
+		o.MaxWatchers = DefaultMaxWatchers
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	return o, nil
+}

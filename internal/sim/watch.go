@@ -1,0 +1,253 @@
+package sim
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// watchQuery is a validated watch request.
+type watchQuery struct {
+	filter    filter
+	mode      outputMode
+	fromRV    uint64 // resume after this RV; 0 = start at the newest
+	initial   bool   // send ADDED for the current state first
+	initEnd   bool   // end the initial events with the initial-events-end bookmark
+	minRV     uint64 // sendInitialEvents: the initial state must be at least this new
+	bookmarks bool
+	timeout   time.Duration // 0 = none
+	include   string        // Table includeObject
+}
+
+// parseWatchQuery applies the real server's watch-option validation and RV semantics.
+func parseWatchQuery(t target, q url.Values, mode outputMode) (watchQuery, *StatusError) {
+	wq := watchQuery{mode: mode, include: q.Get("includeObject")}
+	fieldSel := q.Get("fieldSelector")
+	if t.name != "" { // a watch on one object is a watch on the collection by name
+		fieldSel = joinSelector("metadata.name="+t.name, fieldSel)
+	}
+	f, serr := parseFilter(t.r, t.ns, q.Get("labelSelector"), fieldSel)
+	if serr != nil {
+		return wq, serr
+	}
+	wq.filter = f
+	rv, rvm, sie := q.Get("resourceVersion"), q.Get("resourceVersionMatch"), q.Get("sendInitialEvents")
+	switch {
+	case sie != "" && rvm != "NotOlderThan":
+		return wq, errListOptions("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")
+	case rvm != "" && sie == "":
+		return wq, errListOptions("resourceVersionMatch", "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")
+	case q.Get("continue") != "" && rvm != "":
+		return wq, errListOptions("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided")
+	}
+	wq.bookmarks = q.Get("allowWatchBookmarks") == "true" || q.Get("allowWatchBookmarks") == "1"
+	if ts := q.Get("timeoutSeconds"); ts != "" {
+		n, err := strconv.ParseInt(ts, 10, 64)
+		if err != nil || n < 0 {
+			return wq, errBadRequest("invalid timeoutSeconds " + strconv.Quote(ts) + ": must be a non-negative integer")
+		}
+		wq.timeout = time.Duration(n) * time.Second
+	}
+	var n uint64
+	if rv != "" && rv != "0" {
+		if n, serr = parseRV(rv); serr != nil {
+			return wq, serr
+		}
+	}
+	switch {
+	case sie == "true" || sie == "1":
+		wq.initial, wq.initEnd, wq.minRV = true, true, n
+	case sie != "": // sendInitialEvents=false: a plain watch from rv (or from now)
+		wq.fromRV = n
+	case n == 0: // "" or "0": the current state as ADDED, then changes
+		wq.initial = true
+	default:
+		wq.fromRV = n
+	}
+	return wq, nil
+}
+
+func joinSelector(a, b string) string {
+	if b == "" {
+		return a
+	}
+	return a + "," + b
+}
+
+func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, t target) {
+	mode, ok := negotiate(r.Header.Get("Accept"), false)
+	if !ok {
+		writeStatus(w, errNotAcceptable())
+		return
+	}
+	wq, serr := parseWatchQuery(t, r.URL.Query(), mode)
+	if serr != nil {
+		writeStatus(w, serr)
+		return
+	}
+	if s.applyRequestFaults(w, r, t.r, verbWatch) {
+		return
+	}
+	if n := s.watchers.Add(1); n > int64(s.opts.MaxWatchers) {
+		s.watchers.Add(-1)
+		writeStatus(w, errTooManyWatches(s.opts.MaxWatchers))
+		return
+	}
+	defer s.watchers.Add(-1)
+	ctx := r.Context()
+	if wq.initial && wq.minRV > 0 && !s.waitUntil(ctx, wq.minRV) {
+		return
+	}
+	ws := s.newWatchStream(w, r, t, &wq)
+	st := s.store
+	st.mu.Lock()
+	restart := st.restart
+	var initial []*object
+	tooOld := false
+	cursor := st.rv
+	switch {
+	case wq.initial:
+		spec := listSpec{r: t.r}
+		if t.ns != "" {
+			spec.prefix = t.ns + "/"
+		}
+		if !wq.filter.empty() {
+			spec.match = wq.filter.matches
+		}
+		initial = st.listLocked(spec).items
+	case wq.fromRV > 0:
+		cursor = wq.fromRV
+		tooOld = wq.fromRV < st.floorLocked()
+	}
+	st.mu.Unlock()
+
+	if !ws.start() {
+		return
+	}
+	if tooOld {
+		ws.writeStatusEvent(errGone(msgWatchTooOld))
+		return
+	}
+	for _, o := range initial {
+		if !ws.send(evTypeAdded, o) {
+			return
+		}
+	}
+	if wq.initEnd && wq.bookmarks && !ws.bookmark(cursor, true) {
+		return
+	}
+	ws.loop(ctx, cursor, restart)
+}
+
+// waitUntil blocks until the server reaches rv (a watch at a future RV waits silently
+// like the real server's); false if the client or server went away first.
+func (s *Server) waitUntil(ctx context.Context, rv uint64) bool {
+	for {
+		s.store.mu.RLock()
+		cur, wait := s.store.rv, s.store.notify
+		s.store.mu.RUnlock()
+		if cur >= rv {
+			return true
+		}
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return false
+		case <-s.stopped():
+			return false
+		}
+	}
+}
+
+// watchBatch is how many events a watcher copies out of the history per lock.
+const watchBatch = 256
+
+// loop streams live events after cursor until the client leaves, the timeout passes,
+// the server stops or restarts, or the watcher falls out of the history window.
+func (ws *watchStream) loop(ctx context.Context, cursor uint64, restart <-chan struct{}) {
+	s, t := ws.s, ws.t
+	var timeout <-chan time.Time
+	if ws.q.timeout > 0 {
+		timer := time.NewTimer(ws.q.timeout)
+		defer timer.Stop()
+		timeout = timer.C
+	}
+	var tick <-chan time.Time
+	if ws.q.bookmarks {
+		ticker := time.NewTicker(s.opts.BookmarkInterval)
+		defer ticker.Stop()
+		tick = ticker.C
+	}
+	buf := make([]event, watchBatch)
+	for {
+		evs, wait, lost := s.store.eventsAfter(cursor, buf)
+		if lost {
+			s.terminated.Add(1) // too slow: end the stream as the real server does
+			return
+		}
+		for i := range evs {
+			ev := &evs[i]
+			cursor = ev.rv
+			if ev.res != t.r {
+				continue
+			}
+			if typ, o := ws.classify(ev); o != nil && !ws.send(typ, o) {
+				return
+			}
+		}
+		clear(evs)
+		var idle <-chan struct{}
+		if len(evs) == 0 {
+			idle = wait
+		} else {
+			idle = closedChan // more may be waiting: check the others without blocking
+		}
+		select {
+		case <-idle:
+		case <-tick:
+			if cursor <= s.ResourceVersion() && !ws.bookmark(cursor, false) {
+				return
+			}
+		case <-timeout:
+			return
+		case <-ctx.Done():
+			return
+		case <-restart:
+			return
+		case <-s.stopped():
+			return
+		}
+	}
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// classify turns a stored event into what this watcher sees: an object that enters
+// the selector is ADDED, one that leaves it is DELETED (its previous state at the
+// event's RV), as the real watch cache does.
+func (ws *watchStream) classify(ev *event) (evType, *object) {
+	f := &ws.q.filter
+	switch ev.typ {
+	case evAdded:
+		if f.matches(ev.obj) {
+			return evTypeAdded, ev.obj
+		}
+	case evModified:
+		now, before := f.matches(ev.obj), f.matches(ev.prev)
+		switch {
+		case now && before:
+			return evTypeModified, ev.obj
+		case now:
+			return evTypeAdded, ev.obj
+		case before:
+			return evTypeDeleted, ev.prev.withRV(ev.rv)
+		}
+	case evDeleted:
+		if f.matches(ev.prev) {
+			return evTypeDeleted, ev.obj
+		}
+	}
+	return 0, nil
+}
