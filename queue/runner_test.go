@@ -230,3 +230,22 @@ func TestRunnerRunsWorkersConcurrently(t *testing.T) {
 		require.NoError(t, stop())
 	})
 }
+
+func TestRunnerAddAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := newRecorder()
+		r, err := NewRunner(RunnerOptions[string]{
+			Reconcile: func(_ context.Context, key string) (Result, error) { rec.record(key); return Result{}, nil },
+		})
+		require.NoError(t, err)
+		r.AddAfter("later", time.Minute)
+		stop := startRunner(r)
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		keys, at := rec.calls()
+		if !equalSlices(keys, []string{"later"}) || !equalSlices(at, []time.Duration{time.Minute}) {
+			t.Errorf("reconciled %q at %v, want [later] at [1m0s]", keys, at)
+		}
+		require.NoError(t, stop())
+	})
+}
