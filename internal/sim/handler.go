@@ -5,6 +5,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -33,7 +34,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveAdmin(w, r)
 		return
 	}
-	if s.serveDiscovery(w, r) {
+	if s.serveDiscovery(w, r) || s.serveOpenAPI(w, r) {
 		return
 	}
 	t, ok := s.parseTarget(path)
@@ -197,7 +198,14 @@ func (s *Server) decodeRequest(r *http.Request, res *resource) (map[string]any, 
 	if serr != nil {
 		return nil, serr
 	}
-	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	ct := r.Header.Get("Content-Type")
+	mt, _, _ := mime.ParseMediaType(ct)
+	switch mt {
+	case "", "application/json", "application/yaml":
+	default: // protobuf and CBOR bodies are not understood: say so rather than misparse
+		return nil, newStatus(http.StatusUnsupportedMediaType, "UnsupportedMediaType",
+			"the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got "+strconv.Quote(ct)+")", nil)
+	}
 	if mt == "application/yaml" {
 		var err error
 		if body, err = yamlToJSON(body); err != nil {

@@ -206,3 +206,6 @@ func listMeta(list map[string]any) map[string]any {
 	md, _ := list["metadata"].(map[string]any)
 	return md
 }
+
+// pollEvery is the polling step of require.Eventually checks.
+const pollEvery = 10 * time.Millisecond

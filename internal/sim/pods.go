@@ -2,6 +2,7 @@ package sim
 
 import (
 	"hash/fnv"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -72,6 +73,8 @@ func (p *Pod) defaults() Pod {
 	if q.PodIP == "" && q.NodeName != "" {
 		q.PodIP = "10." + strconv.Itoa(int(sum>>16&0xff)) + "." + strconv.Itoa(int(sum>>8&0xff)) + "." + strconv.Itoa(int(sum&0xff)|1)
 	}
+	// The stored object keeps these maps: copy them so callers may reuse theirs.
+	q.Labels, q.Annotations = maps.Clone(q.Labels), maps.Clone(q.Annotations)
 	if q.Labels == nil {
 		q.Labels = map[string]string{"app": q.App, "pod-template-hash": hashString(q.Owner, 10)}
 	}
