@@ -1,0 +1,285 @@
+package informer
+
+import (
+	"context"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+)
+
+// Handler receives an informer's changes. Calls to one handler are
+// sequential, in the order the informer saw the changes, on a goroutine of
+// the handler's own: a slow handler delays no other handler and never the
+// watch. Objects are shared with the store and other handlers: read-only.
+type Handler[T any] interface {
+	// OnAdd is called for an object the handler has not seen. inInitialList
+	// is true for objects of the informer's first list (or, for a handler
+	// added later, of the store when it was added).
+	OnAdd(obj T, inInitialList bool)
+	// OnUpdate is called when an object changes. With a resync period,
+	// old and new may be the same object.
+	OnUpdate(old, new T)
+	// OnDelete is called when an object is deleted. finalStateUnknown is
+	// true when the delete was not seen on a watch but inferred from a
+	// relist (it happened while disconnected): obj is then the last state
+	// the informer knew, not the state at deletion.
+	OnDelete(obj T, finalStateUnknown bool)
+}
+
+// HandlerFuncs adapts functions to a Handler; nil functions are skipped.
+type HandlerFuncs[T any] struct {
+	AddFunc    func(obj T, inInitialList bool)
+	UpdateFunc func(old, new T)
+	DeleteFunc func(obj T, finalStateUnknown bool)
+}
+
+// OnAdd calls AddFunc if set.
+func (h HandlerFuncs[T]) OnAdd(obj T, initial bool) {
+	if h.AddFunc != nil {
+		h.AddFunc(obj, initial)
+	}
+}
+
+// OnUpdate calls UpdateFunc if set.
+func (h HandlerFuncs[T]) OnUpdate(old, new T) {
+	if h.UpdateFunc != nil {
+		h.UpdateFunc(old, new)
+	}
+}
+
+// OnDelete calls DeleteFunc if set.
+func (h HandlerFuncs[T]) OnDelete(obj T, unknown bool) {
+	if h.DeleteFunc != nil {
+		h.DeleteFunc(obj, unknown)
+	}
+}
+
+// pending is the coalesced work for one key of one handler: the state the
+// handler last saw (old) and the newest state (cur). However many changes
+// happen while the handler is busy, it gets one call that takes it from
+// old to cur.
+type pending[T any] struct {
+	seq     uint64 // order of first arrival; the FIFO entry with this seq is the live one
+	old     T
+	oldOK   bool // the handler knows the object (old is its view)
+	cur     T
+	curOK   bool // the object exists; false after a delete (cur is then its final state)
+	unknown bool // the delete was inferred from a relist
+	initial bool // an add from the initial list
+}
+
+type fifoEntry struct {
+	key string
+	seq uint64
+}
+
+// handlerQueue is one handler's bounded, coalescing delivery queue. Its
+// size is bounded by the number of distinct keys with pending work: a key
+// added and deleted before the handler saw it leaves nothing behind.
+type handlerQueue[T any] struct {
+	h      Handler[T]
+	resync bool
+
+	mu sync.Mutex
+	// items holds the pending work by key; every key in items has exactly
+	// one live entry in fifo (the one with its seq).
+	items map[string]*pending[T]
+	// fifo orders keys by first arrival. Entries whose seq no longer
+	// matches items are stale and skipped; compactLocked drops them when
+	// they outnumber the live ones.
+	fifo    []fifoEntry
+	head    int
+	nextSeq uint64
+	// syncSeq: once synced is set, the handler has synced when every
+	// entry up to syncSeq is delivered.
+	syncSeq uint64
+	synced  bool
+	// inFlight is the seq being delivered right now, 0 when idle.
+	inFlight uint64
+
+	wake    chan struct{} // capacity 1: a pending wake-up is enough
+	backlog atomic.Int64
+	panics  atomic.Int64
+	log     *slog.Logger
+}
+
+func newHandlerQueue[T any](h Handler[T], resync bool, log *slog.Logger) *handlerQueue[T] {
+	return &handlerQueue[T]{h: h, resync: resync, log: log, items: map[string]*pending[T]{}, wake: make(chan struct{}, 1)}
+}
+
+func (q *handlerQueue[T]) pushLocked(key string) *pending[T] {
+	q.nextSeq++
+	p := &pending[T]{seq: q.nextSeq}
+	q.items[key] = p
+	q.fifo = append(q.fifo, fifoEntry{key: key, seq: p.seq})
+	return p
+}
+
+func (q *handlerQueue[T]) signal() {
+	q.backlog.Store(int64(len(q.items)))
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (q *handlerQueue[T]) add(key string, obj T, initial bool) {
+	q.mu.Lock()
+	p, ok := q.items[key]
+	if !ok {
+		p = q.pushLocked(key)
+		p.initial = initial
+	}
+	p.cur, p.curOK = obj, true
+	q.signal()
+	q.mu.Unlock()
+}
+
+func (q *handlerQueue[T]) update(key string, old, obj T) {
+	q.mu.Lock()
+	p, ok := q.items[key]
+	if !ok {
+		p = q.pushLocked(key)
+		p.old, p.oldOK = old, true
+	}
+	p.cur, p.curOK = obj, true
+	q.signal()
+	q.mu.Unlock()
+}
+
+func (q *handlerQueue[T]) remove(key string, final T, unknown bool) {
+	q.mu.Lock()
+	p, ok := q.items[key]
+	switch {
+	case !ok:
+		p = q.pushLocked(key)
+		p.old, p.oldOK = final, true
+	case !p.oldOK:
+		// Added and deleted before the handler saw it: nothing to say.
+		delete(q.items, key)
+		q.compactLocked()
+		q.signal()
+		q.mu.Unlock()
+		return
+	}
+	p.cur, p.curOK, p.unknown = final, false, unknown
+	q.signal()
+	q.mu.Unlock()
+}
+
+// resyncObj queues OnUpdate(obj, obj) unless real work is already pending.
+func (q *handlerQueue[T]) resyncObj(key string, obj T) {
+	q.mu.Lock()
+	if _, ok := q.items[key]; !ok {
+		p := q.pushLocked(key)
+		p.old, p.oldOK, p.cur, p.curOK = obj, true, obj, true
+		q.signal()
+	}
+	q.mu.Unlock()
+}
+
+// markSynced records that the handler is synced once everything queued so
+// far is delivered.
+func (q *handlerQueue[T]) markSynced() {
+	q.mu.Lock()
+	q.syncSeq, q.synced = q.nextSeq, true
+	q.mu.Unlock()
+}
+
+func (q *handlerQueue[T]) hasSynced() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.synced && q.drainedThroughLocked(q.syncSeq)
+}
+
+func (q *handlerQueue[T]) drainedThroughLocked(seq uint64) bool {
+	if q.inFlight != 0 && q.inFlight <= seq {
+		return false
+	}
+	for i := q.head; i < len(q.fifo); i++ {
+		e := q.fifo[i]
+		if p, ok := q.items[e.key]; ok && p.seq == e.seq {
+			return e.seq > seq
+		}
+	}
+	return true
+}
+
+// compactLocked drops stale FIFO entries when they outnumber live ones, so
+// the FIFO stays within twice the number of pending keys.
+func (q *handlerQueue[T]) compactLocked() {
+	if len(q.fifo)-q.head <= 2*len(q.items)+64 {
+		return
+	}
+	live := q.fifo[:0]
+	for _, e := range q.fifo[q.head:] {
+		if p, ok := q.items[e.key]; ok && p.seq == e.seq {
+			live = append(live, e)
+		}
+	}
+	clear(q.fifo[len(live):])
+	q.fifo, q.head = live, 0
+}
+
+// pop takes the oldest pending work, or returns false when the queue is empty.
+func (q *handlerQueue[T]) pop() (pending[T], bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.head < len(q.fifo) {
+		e := q.fifo[q.head]
+		q.fifo[q.head] = fifoEntry{}
+		q.head++
+		p, ok := q.items[e.key]
+		if !ok || p.seq != e.seq {
+			continue
+		}
+		delete(q.items, e.key)
+		q.inFlight = p.seq
+		if q.head == len(q.fifo) {
+			q.fifo, q.head = q.fifo[:0], 0
+		}
+		q.backlog.Store(int64(len(q.items)))
+		return *p, true
+	}
+	q.fifo, q.head = q.fifo[:0], 0
+	return pending[T]{}, false
+}
+
+// run delivers pending work until ctx is done.
+func (q *handlerQueue[T]) run(ctx context.Context) {
+	for {
+		p, ok := q.pop()
+		if !ok {
+			select {
+			case <-q.wake:
+				continue
+			case <-ctx.Done():
+				return
+			}
+		}
+		q.deliver(p)
+		q.mu.Lock()
+		q.inFlight = 0
+		q.mu.Unlock()
+	}
+}
+
+// deliver makes one call. A panicking handler is logged and skipped: one
+// bad handler must not take the informer and every other handler down.
+func (q *handlerQueue[T]) deliver(p pending[T]) {
+	defer func() {
+		if r := recover(); r != nil {
+			q.panics.Add(1)
+			q.log.Error("informer handler panicked", "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	switch {
+	case !p.oldOK && p.curOK:
+		q.h.OnAdd(p.cur, p.initial)
+	case p.oldOK && p.curOK:
+		q.h.OnUpdate(p.old, p.cur)
+	case p.oldOK && !p.curOK:
+		q.h.OnDelete(p.cur, p.unknown)
+	}
+}

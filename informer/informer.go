@@ -1,0 +1,232 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kwatch/kwatch/internal/backoff"
+	"github.com/kwatch/kwatch/store"
+	"github.com/kwatch/kwatch/watch"
+)
+
+// ErrAlreadyRunning is returned by a second concurrent Run.
+var ErrAlreadyRunning = errors.New("informer: Run called while already running")
+
+// Informer keeps a local, indexed copy of one resource (in one namespace,
+// with one set of selectors) from a list and a resumed watch, and calls
+// handlers for every change. Build it with New, add handlers, then call
+// Run. Its methods are safe for concurrent use.
+type Informer[T watch.Object] struct {
+	opts  Options[T]
+	store *store.Store[T]
+
+	// distMu makes "write the store, queue the notifications" atomic with
+	// respect to adding a handler, so a late handler's replay of the store
+	// and the live notifications neither overlap nor leave a gap.
+	distMu   sync.Mutex
+	handlers []*registration[T] // guarded by distMu
+
+	running atomic.Bool
+	synced  atomic.Bool
+	syncCh  chan struct{} // closed once synced
+	// runCtx and wg let AddHandler start a late handler's goroutine under
+	// Run's ownership: Run waits for it before returning.
+	runMu  sync.Mutex
+	runCtx context.Context // nil when not running; guarded by runMu
+	wg     sync.WaitGroup
+
+	stats stats
+}
+
+// New returns an informer. It checks opts and starts nothing: call Run.
+func New[T watch.Object](opts Options[T]) (*Informer[T], error) {
+	if opts.Client == nil {
+		return nil, errors.New("informer: Options.Client is nil")
+	}
+	if opts.Resource.Resource == "" || opts.Resource.Version == "" {
+		return nil, errors.New("informer: Options.Resource needs at least Version and Resource")
+	}
+	opts.defaults()
+	return &Informer[T]{
+		opts:   opts,
+		store:  store.New(store.Options[T]{Key: opts.Key, Indexers: opts.Indexers}),
+		syncCh: make(chan struct{}),
+	}, nil
+}
+
+// Store is the informer's cache. Readers may use it at any time; objects
+// it returns are shared and must not be modified.
+func (inf *Informer[T]) Store() *store.Store[T] { return inf.store }
+
+// HasSynced reports whether the first list has been committed to the store.
+func (inf *Informer[T]) HasSynced() bool { return inf.synced.Load() }
+
+// WaitForSync blocks until the informer has synced or ctx is done, and
+// reports whether it synced.
+func (inf *Informer[T]) WaitForSync(ctx context.Context) bool {
+	select {
+	case <-inf.syncCh:
+		return true
+	case <-ctx.Done():
+		return inf.HasSynced()
+	}
+}
+
+// Run lists and watches until ctx is done, then waits for every goroutine
+// it started (handler deliveries, resync) and returns nil. It recovers from
+// every server or network failure by itself; failures are visible in
+// Health and Stats and in the logs.
+func (inf *Informer[T]) Run(ctx context.Context) error {
+	if !inf.running.CompareAndSwap(false, true) {
+		return ErrAlreadyRunning
+	}
+	defer inf.running.Store(false)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	inf.runMu.Lock()
+	inf.runCtx = ctx
+	inf.distMu.Lock()
+	for _, r := range inf.handlers {
+		inf.startHandlerLocked(ctx, r)
+	}
+	inf.distMu.Unlock()
+	inf.runMu.Unlock()
+
+	if inf.opts.ResyncPeriod > 0 {
+		inf.wg.Add(1)
+		go func() {
+			defer inf.wg.Done()
+			inf.resyncLoop(ctx)
+		}()
+	}
+
+	inf.loop(ctx)
+
+	cancel()
+	inf.runMu.Lock()
+	inf.runCtx = nil
+	inf.runMu.Unlock()
+	inf.wg.Wait()
+	return nil
+}
+
+// loop runs the protocol's state machine until ctx is done.
+func (inf *Informer[T]) loop(ctx context.Context) {
+	bo := backoff.New(inf.opts.Backoff)
+	st := initialState(inf.opts.ListMode)
+	for ctx.Err() == nil {
+		var (
+			r   retry
+			err error
+		)
+		st, r, err = inf.step(ctx, st)
+		if ctx.Err() != nil {
+			return
+		}
+		inf.stats.recordErr(err)
+		delay := inf.delay(bo, r, err)
+		if err != nil {
+			inf.opts.Logger.Debug("informer phase ended", "resource", inf.opts.Resource.String(),
+				"next", st.phase.String(), "rv", st.rv, "retryIn", delay, "err", err)
+		}
+		if delay > 0 && !sleepCtx(ctx, delay) {
+			return
+		}
+	}
+}
+
+// step runs one phase and applies the RV policy to its outcome.
+func (inf *Informer[T]) step(ctx context.Context, st state) (state, retry, error) {
+	switch st.phase {
+	case phaseList:
+		rv, continuing, err := inf.list(ctx, st)
+		next, r := afterList(st, err, rv, continuing)
+		return next, r, err
+	case phaseStreamList:
+		next, committed, err := inf.streamList(ctx, st)
+		if committed {
+			next, r := afterWatch(next, err)
+			return next, r, err
+		}
+		next, r := afterStreamList(next, err)
+		return next, r, err
+	default:
+		next, err := inf.watch(ctx, st)
+		next, r := afterWatch(next, err)
+		return next, r, err
+	}
+}
+
+func (inf *Informer[T]) delay(bo *backoff.Backoff, r retry, err error) time.Duration {
+	switch r {
+	case retryJitter:
+		// Up to one initial backoff step, at random.
+		return time.Duration(rand.Int64N(int64(inf.initialBackoff())))
+	case retryBackoff:
+		d := bo.FailureAt(time.Now())
+		if ra, ok := watch.RetryAfter(err); ok {
+			d = backoff.Jittered(ra, 0.2)
+		}
+		return d
+	}
+	return 0
+}
+
+func (inf *Informer[T]) initialBackoff() time.Duration {
+	if d := inf.opts.Backoff.Initial; d > 0 {
+		return d
+	}
+	return backoff.DefaultInitial
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// markSynced is called after the first commit, with distMu held.
+func (inf *Informer[T]) markSyncedLocked() {
+	if inf.synced.Load() {
+		return
+	}
+	for _, r := range inf.handlers {
+		r.q.markSynced()
+	}
+	inf.synced.Store(true)
+	close(inf.syncCh)
+}
+
+func (inf *Informer[T]) resyncLoop(ctx context.Context) {
+	t := time.NewTicker(inf.opts.ResyncPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		inf.distMu.Lock()
+		for _, r := range inf.handlers {
+			if !r.q.resync {
+				continue
+			}
+			for _, obj := range inf.store.List() {
+				if key, err := inf.store.Key(obj); err == nil {
+					r.q.resyncObj(key, obj)
+				}
+			}
+		}
+		inf.distMu.Unlock()
+	}
+}

@@ -1,0 +1,96 @@
+package informer
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/kwatch/kwatch/internal/backoff"
+	"github.com/kwatch/kwatch/store"
+	"github.com/kwatch/kwatch/watch"
+)
+
+// Defaults for Options' zero fields.
+const (
+	DefaultPageSize        = 500
+	DefaultMinWatchTimeout = 5 * time.Minute
+	DefaultIdleTimeout     = 150 * time.Second
+	DefaultHandlerBacklog  = 1 << 20
+)
+
+// ListMode chooses how the informer fetches the initial state.
+type ListMode int
+
+const (
+	// ListAuto tries a streaming list (watch with sendInitialEvents) and
+	// falls back to paginated lists for good when the server shows it does
+	// not support one.
+	ListAuto ListMode = iota
+	// ListPaged always uses paginated lists.
+	ListPaged
+	// ListStreaming always uses streaming lists; a server without support
+	// is an error that the informer retries with backoff.
+	ListStreaming
+)
+
+// Options configure an Informer. Client and Resource are required; every
+// other zero field takes the default its comment gives.
+type Options[T watch.Object] struct {
+	Client   *watch.Client
+	Resource watch.Resource
+	// Namespace limits the informer to one namespace; "" watches all.
+	Namespace     string
+	LabelSelector string
+	FieldSelector string
+
+	// ListMode picks streaming or paginated lists; ListAuto.
+	ListMode ListMode
+	// PageSize is the limit of each list page; 500.
+	PageSize int64
+	// MetadataOnly asks the server for PartialObjectMetadata; use it with
+	// T = *metav1.PartialObjectMetadata or a type holding only metadata.
+	MetadataOnly bool
+
+	// Transform, if set, sees every object before it enters the store (to
+	// drop managedFields, say). It may modify and return its argument. An
+	// error drops the object with a logged error and counts it in Stats.
+	Transform func(T) (T, error)
+	// Key names an object in the store; store.MetaKey ("namespace/name").
+	Key store.KeyFunc[T]
+	// Indexers are extra store indexes; the namespace index is built in.
+	Indexers map[string]store.IndexFunc[T]
+
+	// Backoff shapes retries after failures: 800 ms doubling to 30 s with
+	// jitter, reset after two healthy minutes.
+	Backoff backoff.Options
+	// MinWatchTimeout is the shortest timeoutSeconds asked of the server;
+	// each watch asks for a random time between it and twice it, so that
+	// many clients do not reconnect together. 5 minutes.
+	MinWatchTimeout time.Duration
+	// IdleTimeout ends a watch that received no byte (no event, no
+	// bookmark) for this long and resumes it: a half-open connection never
+	// leaves the cache stale for longer. 150 s, 2.5 times the real server's
+	// bookmark interval. Negative disables it.
+	IdleTimeout time.Duration
+	// ResyncPeriod, when positive, re-delivers every object to handlers
+	// that ask for resyncs as OnUpdate(obj, obj).
+	ResyncPeriod time.Duration
+	// Decoder bounds watch-stream decoding (frame size, parallelism).
+	Decoder watch.DecoderOptions
+	// Logger receives the informer's logs; slog.Default().
+	Logger *slog.Logger
+}
+
+func (o *Options[T]) defaults() {
+	if o.PageSize <= 0 {
+		o.PageSize = DefaultPageSize
+	}
+	if o.MinWatchTimeout <= 0 {
+		o.MinWatchTimeout = DefaultMinWatchTimeout
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}

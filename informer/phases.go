@@ -1,0 +1,158 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"time"
+
+	"github.com/kwatch/kwatch/watch"
+)
+
+// list runs a paginated (or, after an expired continue token, a full) list
+// into a new store and commits it. Pages are decoded item by item straight
+// into the replacement, so peak memory is the new store, not list + store.
+// continuing reports whether the error came from a continue page.
+func (inf *Informer[T]) list(ctx context.Context, st state) (rv string, continuing bool, err error) {
+	o := &inf.opts
+	opts := watch.ListOptions{
+		LabelSelector:        o.LabelSelector,
+		FieldSelector:        o.FieldSelector,
+		ResourceVersion:      st.listRV,
+		ResourceVersionMatch: st.listMatch,
+		MetadataOnly:         o.MetadataOnly,
+	}
+	if !st.fullList {
+		opts.Limit = o.PageSize
+	}
+	repl := inf.store.NewReplacement()
+	add := func(obj T) error {
+		if obj, ok := inf.transform(obj); ok {
+			if err := repl.Add(obj); err != nil {
+				inf.stats.storeErrors.Add(1)
+				inf.opts.Logger.Error("informer could not store listed object", "err", err)
+			}
+		}
+		return nil
+	}
+	for {
+		meta, err := watch.ListEach(ctx, o.Client, o.Resource, o.Namespace, opts, add)
+		if err != nil {
+			return "", opts.Continue != "", err
+		}
+		if meta.Continue == "" {
+			if meta.ResourceVersion == "" {
+				return "", false, errors.New("list answer has no metadata.resourceVersion: cannot watch from it")
+			}
+			inf.commit(repl, meta.ResourceVersion)
+			return meta.ResourceVersion, false, nil
+		}
+		// The continue token carries the list's RV; sending an RV beside
+		// it is refused by the server.
+		opts.Continue, opts.ResourceVersion, opts.ResourceVersionMatch = meta.Continue, "", ""
+	}
+}
+
+// unsupportedStreamError says the server answered a streaming list with
+// something a streaming list never sends: it does not support them.
+type unsupportedStreamError struct{ what string }
+
+func (e *unsupportedStreamError) Error() string {
+	return "server does not support streaming lists: " + e.what
+}
+
+// errEndedEarly: the stream ended before the initial-events-end bookmark.
+var errEndedEarly = errors.New("streaming list ended before its initial-events-end bookmark")
+
+// streamList runs a watch with sendInitialEvents: ADDED events fill a new
+// store until the bookmark annotated k8s.io/initial-events-end, which
+// commits it; the same stream then goes on as a watch. committed reports
+// whether the list part completed; the returned state's phase is then
+// phaseWatch.
+func (inf *Informer[T]) streamList(ctx context.Context, st state) (state, bool, error) {
+	stream, err := inf.openWatch(ctx, st.listRV, true)
+	if err != nil {
+		return st, false, err
+	}
+	defer stream.Close()
+	repl := inf.store.NewReplacement()
+	for {
+		ev, err := stream.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = errEndedEarly
+			}
+			return st, false, err
+		}
+		switch ev.Type {
+		case watch.Added:
+			if obj, ok := inf.transform(ev.Object); ok {
+				if err := repl.Add(obj); err != nil {
+					inf.stats.storeErrors.Add(1)
+				}
+			}
+			continue
+		case watch.Bookmark:
+			if ev.Object.GetAnnotations()[watch.InitialEventsEndAnnotation] == "true" {
+				rv := ev.Object.GetResourceVersion()
+				inf.commit(repl, rv)
+				st.rv, st.phase, st.synced, st.fullList = rv, phaseWatch, true, false
+				if st.streaming == streamUnknown {
+					st.streaming = streamYes
+				}
+				st, err = inf.consume(st, stream)
+				return st, true, err
+			}
+			return st, false, &unsupportedStreamError{what: "a bookmark without the initial-events-end annotation came first"}
+		default:
+			return st, false, &unsupportedStreamError{what: fmt.Sprintf("a %s event came before the initial-events-end bookmark", ev.Type)}
+		}
+	}
+}
+
+// watch watches from st.rv and applies events until the stream ends.
+func (inf *Informer[T]) watch(ctx context.Context, st state) (state, error) {
+	stream, err := inf.openWatch(ctx, st.rv, false)
+	if err != nil {
+		return st, err
+	}
+	defer stream.Close()
+	return inf.consume(st, stream)
+}
+
+func (inf *Informer[T]) consume(st state, stream *watch.Stream[T]) (state, error) {
+	inf.stats.connected.Store(true)
+	defer inf.stats.connected.Store(false)
+	for {
+		ev, err := stream.Next()
+		if err != nil {
+			return st, err
+		}
+		st = inf.apply(st, ev)
+	}
+}
+
+func (inf *Informer[T]) openWatch(ctx context.Context, rv string, initial bool) (*watch.Stream[T], error) {
+	o := &inf.opts
+	// A random timeout in [min, 2*min) spreads reconnections of many
+	// clients; the server ends the stream cleanly when it passes.
+	timeout := o.MinWatchTimeout + time.Duration(rand.Int64N(int64(o.MinWatchTimeout)))
+	opts := watch.WatchOptions{
+		LabelSelector:     o.LabelSelector,
+		FieldSelector:     o.FieldSelector,
+		ResourceVersion:   rv,
+		AllowBookmarks:    true,
+		TimeoutSeconds:    int64(timeout / time.Second),
+		SendInitialEvents: initial,
+		MetadataOnly:      o.MetadataOnly,
+		Decoder:           o.Decoder,
+	}
+	if o.IdleTimeout > 0 {
+		opts.IdleTimeout = o.IdleTimeout
+	}
+	inf.stats.watches.Add(1)
+	return watch.Watch[T](ctx, o.Client, o.Resource, o.Namespace, opts)
+}
+

@@ -1,0 +1,57 @@
+package informer
+
+// phase is what the informer is doing.
+type phase uint8
+
+const (
+	phaseList       phase = iota // paginated list into a new store, then commit
+	phaseStreamList              // watch with sendInitialEvents into a new store, then commit, then watch
+	phaseWatch                   // watch from st.rv, applying events to the store
+)
+
+func (p phase) String() string {
+	switch p {
+	case phaseList:
+		return "list"
+	case phaseStreamList:
+		return "streaming-list"
+	case phaseWatch:
+		return "watch"
+	}
+	return "unknown"
+}
+
+// streamSupport is what the informer knows of the server's streaming lists.
+type streamSupport uint8
+
+const (
+	streamUnknown streamSupport = iota // try it; fall back on the first sign it is not there
+	streamYes                          // the user asked for streaming lists only
+	streamNo                           // paginated lists only
+)
+
+// state is the informer's whole protocol state between phases. Every
+// transition is a function in resume.go.
+type state struct {
+	phase phase
+	// rv is the resourceVersion the store reflects: the last list's, the
+	// last event's or the last bookmark's. "" before the first list.
+	rv string
+	// listRV and listMatch are what the next list asks for.
+	listRV    string
+	listMatch string
+	// fullList makes the next paginated list a single unpaginated one
+	// (after a continue token expired).
+	fullList  bool
+	streaming streamSupport
+	// synced is true once a list has been committed to the store.
+	synced bool
+}
+
+// listPhase is the phase a list takes with what we know of the server.
+func (st state) listPhase() phase {
+	if st.streaming == streamNo || st.fullList {
+		return phaseList
+	}
+	return phaseStreamList
+}

@@ -1,0 +1,110 @@
+package informer
+
+import (
+	"errors"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kwatch/kwatch/watch"
+)
+
+// stats are the informer's counters, updated without locks on the hot path.
+type stats struct {
+	events          atomic.Int64
+	relists         atomic.Int64
+	watches         atomic.Int64
+	idleTimeouts    atomic.Int64
+	gone            atomic.Int64
+	errorsTotal     atomic.Int64
+	transformErrors atomic.Int64
+	storeErrors     atomic.Int64
+	connected       atomic.Bool
+	lastActivity    atomic.Int64 // unix nanos of the last event, bookmark or commit
+
+	mu      sync.Mutex
+	lastRV  string
+	lastErr error
+}
+
+func (s *stats) touch(rv string) {
+	s.lastActivity.Store(time.Now().UnixNano())
+	if rv != "" {
+		s.mu.Lock()
+		s.lastRV = rv
+		s.mu.Unlock()
+	}
+}
+
+func (s *stats) recordErr(err error) {
+	if err == nil || errors.Is(err, io.EOF) {
+		return
+	}
+	switch {
+	case errors.Is(err, watch.ErrIdleTimeout):
+		s.idleTimeouts.Add(1)
+	case watch.IsGone(err):
+		s.gone.Add(1)
+	default:
+		s.errorsTotal.Add(1)
+	}
+	s.mu.Lock()
+	s.lastErr = err
+	s.mu.Unlock()
+}
+
+// Stats are an informer's counters since it was built.
+type Stats struct {
+	Events          int64 // watch events applied, bookmarks included
+	Relists         int64 // lists committed to the store, the first included
+	Watches         int64 // watch requests opened
+	IdleTimeouts    int64 // watches ended by the idle deadline
+	Gone            int64 // 410 answers
+	Errors          int64 // other failed phases
+	TransformErrors int64
+	StoreErrors     int64 // objects the store refused (key or index errors)
+	HandlerBacklog  int   // pending keys summed over handlers
+	HandlerPanics   int64
+}
+
+// Stats returns the informer's counters.
+func (inf *Informer[T]) Stats() Stats {
+	s := Stats{
+		Events: inf.stats.events.Load(), Relists: inf.stats.relists.Load(), Watches: inf.stats.watches.Load(),
+		IdleTimeouts: inf.stats.idleTimeouts.Load(), Gone: inf.stats.gone.Load(), Errors: inf.stats.errorsTotal.Load(),
+		TransformErrors: inf.stats.transformErrors.Load(), StoreErrors: inf.stats.storeErrors.Load(),
+	}
+	inf.distMu.Lock()
+	for _, r := range inf.handlers {
+		s.HandlerBacklog += r.Backlog()
+		s.HandlerPanics += r.q.panics.Load()
+	}
+	inf.distMu.Unlock()
+	return s
+}
+
+// Health is what a readiness probe needs to know.
+type Health struct {
+	Synced bool
+	// Watching is true while a watch stream is open.
+	Watching bool
+	// LastActivity is when the last event, bookmark or list arrived; zero
+	// before any. With bookmarks on, a healthy watch moves it at least
+	// about once a minute even on a quiet resource.
+	LastActivity    time.Time
+	ResourceVersion string
+	LastError       error
+}
+
+// Health returns the informer's current health.
+func (inf *Informer[T]) Health() Health {
+	h := Health{Synced: inf.HasSynced(), Watching: inf.stats.connected.Load()}
+	if ns := inf.stats.lastActivity.Load(); ns != 0 {
+		h.LastActivity = time.Unix(0, ns)
+	}
+	inf.stats.mu.Lock()
+	h.ResourceVersion, h.LastError = inf.stats.lastRV, inf.stats.lastErr
+	inf.stats.mu.Unlock()
+	return h
+}

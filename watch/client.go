@@ -1,0 +1,167 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+)
+
+// Accept headers the client sends.
+const (
+	acceptJSON         = "application/json"
+	acceptMetaList     = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+	acceptMetaWatch    = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+	defaultMaxListItem = DefaultMaxFrameSize
+)
+
+// Client talks the list/watch protocol to one API server.
+// Build it with NewClient; it is safe for concurrent use and holds no
+// goroutines of its own, so it needs no Close.
+type Client struct {
+	base *url.URL
+	hc   *http.Client
+	ns   string
+
+	mu        sync.Mutex
+	resources []Resource // discovery cache; nil until the first Discover
+}
+
+// NewClient checks cfg and builds the client's transport. It does not
+// contact the server.
+func NewClient(cfg *Config) (*Client, error) {
+	if cfg == nil {
+		return nil, errors.New("watch: nil Config")
+	}
+	base, err := parseHost(cfg.Host)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := cfg.RoundTripper()
+	if err != nil {
+		return nil, err
+	}
+	ns := cfg.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	return &Client{base: base, hc: &http.Client{Transport: rt, Timeout: cfg.Timeout}, ns: ns}, nil
+}
+
+func parseHost(host string) (*url.URL, error) {
+	if host == "" {
+		return nil, errors.New("watch: Config.Host is empty: no server to talk to")
+	}
+	if !strings.Contains(host, "://") {
+		host = "https://" + host
+	}
+	u, err := url.Parse(host)
+	if err != nil {
+		return nil, fmt.Errorf("watch: Config.Host %q is not a URL: %w", host, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("watch: Config.Host %q: scheme must be http or https", host)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("watch: Config.Host %q has no host", host)
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	return u, nil
+}
+
+// Host is the server's base URL.
+func (c *Client) Host() string { return c.base.String() }
+
+// Namespace is the configured default namespace ("default" when unset).
+func (c *Client) Namespace() string { return c.ns }
+
+// Do sends a request built by the caller, with the client's transport and
+// credentials. A relative URL is resolved against the server's base URL.
+// Non-2xx answers are not turned into errors: the caller owns the response.
+func (c *Client) Do(req *http.Request) (*http.Response, error) {
+	if !req.URL.IsAbs() {
+		req.URL = c.base.ResolveReference(&url.URL{Path: c.base.Path + req.URL.Path, RawQuery: req.URL.RawQuery})
+	}
+	return c.hc.Do(req)
+}
+
+// get sends a GET and turns a non-2xx answer into a *StatusError. The
+// caller closes the body of a 2xx response.
+func (c *Client) get(ctx context.Context, path string, q url.Values, accept string) (*http.Response, error) {
+	u := *c.base
+	u.Path = c.base.Path + path
+	u.RawQuery = q.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", accept)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, readStatus(resp)
+	}
+	return resp, nil
+}
+
+// readStatus reads a bounded part of an error answer and closes it.
+func readStatus(resp *http.Response) *StatusError {
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	return statusFromResponse(resp.StatusCode, resp.Header, body)
+}
+
+// ListPage is one page of a list.
+type ListPage[T any] struct {
+	Items []T
+	ListMeta
+}
+
+// List fetches one page of res in namespace ns ("" for all namespaces).
+// Follow page.Continue for the next page, or use ListEach to stream items
+// without holding a whole page.
+func List[T Object](ctx context.Context, c *Client, res Resource, ns string, opts ListOptions) (*ListPage[T], error) {
+	page := &ListPage[T]{}
+	meta, err := ListEach(ctx, c, res, ns, opts, func(obj T) error {
+		page.Items = append(page.Items, obj)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	page.ListMeta = meta
+	return page, nil
+}
+
+// ListEach fetches one page of res and calls each for every item as it is
+// decoded, so the page is never held in memory whole. An error from each
+// stops the list and is returned as is.
+func ListEach[T Object](ctx context.Context, c *Client, res Resource, ns string, opts ListOptions, each func(T) error) (ListMeta, error) {
+	accept := acceptJSON
+	if opts.MetadataOnly {
+		accept = acceptMetaList
+	}
+	resp, err := c.get(ctx, res.Path(ns), opts.query(), accept)
+	if err != nil {
+		return ListMeta{}, &OpError{Op: "list", Resource: res.String(), Err: err}
+	}
+	defer resp.Body.Close()
+	var eachErr error
+	meta, err := DecodeList(resp.Body, defaultMaxListItem, func(obj T) error {
+		eachErr = each(obj)
+		return eachErr
+	})
+	if err != nil {
+		if eachErr != nil && errors.Is(err, eachErr) {
+			return meta, eachErr
+		}
+		return meta, &OpError{Op: "list", Resource: res.String(), Err: err}
+	}
+	return meta, nil
+}
