@@ -155,4 +155,3 @@ func (inf *Informer[T]) openWatch(ctx context.Context, rv string, initial bool) 
 	inf.stats.watches.Add(1)
 	return watch.Watch[T](ctx, o.Client, o.Resource, o.Namespace, opts)
 }
-
