@@ -82,7 +82,7 @@ type discoveryList struct {
 	Items      []discoveryGroup `json:"items"`
 }
 
-var resourceVerbs = []string{"create", "delete", "get", "list", "patch", "update", "watch"}
+var resourceVerbs = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 
 // versionInfo is what /version reports: a current Kubernetes minor.
 const versionInfo = `{"major":"1","minor":"37","emulationMajor":"1","emulationMinor":"37","minCompatibilityMajor":"1","minCompatibilityMinor":"36","gitVersion":"v1.37.2-kwatch-sim","gitCommit":"0000000000000000000000000000000000000000","gitTreeState":"clean","buildDate":"2026-11-30T00:00:00Z","goVersion":"go1.26","compiler":"gc","platform":"linux/amd64"}`

@@ -302,8 +302,12 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, t target) {
 }
 
 func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, t target) {
-	if t.name == "" || t.sub != "" {
+	if t.sub != "" || (t.name == "" && t.r.info.Namespaced && t.ns == "") {
 		writeStatus(w, errMethodNotAllowed())
+		return
+	}
+	if t.name == "" {
+		s.serveDeleteCollection(w, r, t)
 		return
 	}
 	if s.applyRequestFaults(w, r, t.r, verbDelete) {
@@ -332,4 +336,32 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, t target) {
 		return
 	}
 	s.writeObject(w, r, http.StatusOK, tomb, modeObject)
+}
+
+// serveDeleteCollection deletes every object of the collection that matches the
+// selectors, one event each, and returns them as a list (as the real server does).
+func (s *Server) serveDeleteCollection(w http.ResponseWriter, r *http.Request, t target) {
+	if s.applyRequestFaults(w, r, t.r, verbDelete) {
+		return
+	}
+	q := r.URL.Query()
+	f, serr := parseFilter(t.r, t.ns, q.Get("labelSelector"), q.Get("fieldSelector"))
+	if serr != nil {
+		writeStatus(w, serr)
+		return
+	}
+	lq := listQuery{filter: f}
+	res, serr := s.list(t, &lq)
+	if serr != nil {
+		writeStatus(w, serr)
+		return
+	}
+	deleted := make([]*object, 0, len(res.items))
+	for _, o := range res.items {
+		if tomb, err := s.deleteObject(t.r, o.namespace, o.name, "", ""); err == nil {
+			deleted = append(deleted, tomb)
+		}
+	}
+	res.items, res.next, res.rv = deleted, "", s.ResourceVersion()
+	s.writeList(w, r, t, &listQuery{mode: modeObject}, res)
 }

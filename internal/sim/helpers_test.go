@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -209,3 +210,10 @@ func listMeta(list map[string]any) map[string]any {
 
 // pollEvery is the polling step of require.Eventually checks.
 const pollEvery = 10 * time.Millisecond
+
+func newListener(t *testing.T) (net.Listener, error) {
+	t.Helper()
+	return net.Listen("tcp", "127.0.0.1:0")
+}
+
+func timeAfter(d time.Duration) <-chan time.Time { return time.After(d) }

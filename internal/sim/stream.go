@@ -65,7 +65,7 @@ func (ws *watchStream) start() bool {
 
 // send writes one event; false means the stream is over.
 func (ws *watchStream) send(typ evType, o *object) bool {
-	if ws.fault != nil && ws.sent >= ws.fault.AfterEvents {
+	if ws.fault != nil && ws.fault.Type != FaultCutWatch && ws.sent >= ws.fault.AfterEvents {
 		return ws.fire()
 	}
 	b := append(ws.frame[:0], framePrefix[typ]...)
@@ -102,16 +102,13 @@ func (ws *watchStream) emit(b []byte) bool {
 	return true
 }
 
-// fire applies a due drop or stall fault; a due cut happens on the next frame.
+// fire applies a due drop or stall fault (a due cut happens in emit): the stream is
+// over either way.
 func (ws *watchStream) fire() bool {
-	switch ws.fault.Type {
-	case FaultDropWatch:
-		return false
-	case FaultStall:
+	if ws.fault.Type == FaultStall {
 		ws.s.stall(ws.r)
-		return false
 	}
-	return true
+	return false
 }
 
 // bookmark sends a BOOKMARK at rv; initEnd adds the initial-events-end annotation.
