@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -217,3 +218,5 @@ func newListener(t *testing.T) (net.Listener, error) {
 }
 
 func timeAfter(d time.Duration) <-chan time.Time { return time.After(d) }
+
+func strconvU(v uint64) string { return strconv.FormatUint(v, 10) }
