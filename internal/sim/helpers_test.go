@@ -220,3 +220,5 @@ func newListener(t *testing.T) (net.Listener, error) {
 func timeAfter(d time.Duration) <-chan time.Time { return time.After(d) }
 
 func strconvU(v uint64) string { return strconv.FormatUint(v, 10) }
+
+func runtimeGosched() { time.Sleep(time.Millisecond) }

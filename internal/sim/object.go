@@ -52,10 +52,12 @@ type encoded struct {
 func (e *encoded) commit(o *object, rv uint64) {
 	var digits [20]byte
 	d := strconv.AppendUint(digits[:0], rv, 10)
-	raw := make([]byte, 0, len(e.buf)+len(d))
-	raw = append(raw, e.buf[:e.rvAt]...)
-	raw = append(raw, d...)
-	raw = append(raw, e.buf[e.rvAt:]...)
+	// Insert in place: encoders leave spare capacity, so this rarely reallocates.
+	n := len(e.buf)
+	raw := append(e.buf, d...)
+	copy(raw[e.rvAt+len(d):], raw[e.rvAt:n])
+	copy(raw[e.rvAt:], d)
+	e.buf = nil // raw now owns the bytes
 	o.raw, o.rv = raw, rv
 	o.rvOff, o.rvLen = e.rvAt, len(d)
 	o.metaOff, o.metaEnd = e.metaOff, e.metaEnd+len(d)
@@ -66,7 +68,7 @@ func (e *encoded) commit(o *object, rv uint64) {
 func (o *object) withRV(rv uint64) *object {
 	c := *o
 	e := encoded{rvAt: o.rvOff, metaOff: o.metaOff, metaEnd: o.metaEnd - o.rvLen}
-	e.buf = make([]byte, 0, len(o.raw))
+	e.buf = make([]byte, 0, len(o.raw)+4)
 	e.buf = append(e.buf, o.raw[:o.rvOff]...)
 	e.buf = append(e.buf, o.raw[o.rvOff+o.rvLen:]...)
 	e.commit(&c, rv)

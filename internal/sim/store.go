@@ -176,22 +176,11 @@ type listResult struct {
 func (s *store) listLocked(spec listSpec) listResult {
 	r := spec.r
 	res := listResult{rv: s.rv, remaining: -1}
-	var overlay map[string]*object // key -> state at atRV (nil: absent), for keys changed since
+	var overlay map[string]*object
 	var okeys []string
 	if spec.atRV != 0 && spec.atRV < s.rv {
 		res.rv = spec.atRV
-		overlay = make(map[string]*object)
-		for rv := spec.atRV + 1; rv <= s.rv; rv++ {
-			ev := s.hist.get(rv)
-			if ev.res != r {
-				continue
-			}
-			if _, seen := overlay[ev.obj.key]; !seen {
-				overlay[ev.obj.key] = ev.prev
-				okeys = append(okeys, ev.obj.key)
-			}
-		}
-		sort.Strings(okeys)
+		overlay, okeys = s.overlayLocked(r, spec.atRV)
 	}
 	lo := spec.start
 	if lo < spec.prefix {
@@ -237,6 +226,26 @@ func (s *store) listLocked(spec listSpec) listResult {
 		res.items = append(res.items, o)
 	}
 	return res
+}
+
+// overlayLocked returns, for every key of r changed after atRV, its state at atRV
+// (nil: absent then), and those keys in order. Laid over the current objects it
+// gives the snapshot at atRV.
+func (s *store) overlayLocked(r *resource, atRV uint64) (map[string]*object, []string) {
+	overlay := make(map[string]*object)
+	var keys []string
+	for rv := atRV + 1; rv <= s.rv; rv++ {
+		ev := s.hist.get(rv)
+		if ev.res != r {
+			continue
+		}
+		if _, seen := overlay[ev.obj.key]; !seen {
+			overlay[ev.obj.key] = ev.prev
+			keys = append(keys, ev.obj.key)
+		}
+	}
+	sort.Strings(keys)
+	return overlay, keys
 }
 
 // countFromLocked counts the keys from k to the end of the prefix range as of the

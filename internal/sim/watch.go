@@ -101,12 +101,40 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, t target) {
 		return
 	}
 	ws := s.newWatchStream(w, r, t, &wq)
+	begin := s.watchStart(t, &wq)
+	if !ws.start() {
+		return
+	}
+	if begin.tooOld {
+		ws.writeStatusEvent(errGone(msgWatchTooOld))
+		return
+	}
+	for _, o := range begin.initial {
+		if !ws.send(evTypeAdded, o) {
+			return
+		}
+	}
+	if wq.initEnd && wq.bookmarks && !ws.bookmark(begin.cursor, true) {
+		return
+	}
+	ws.loop(ctx, begin.cursor, begin.restart)
+}
+
+// watchBegin is where a watch starts: the events after cursor follow the initial
+// objects; tooOld means cursor is no longer in the history.
+type watchBegin struct {
+	restart <-chan struct{}
+	initial []*object
+	cursor  uint64
+	tooOld  bool
+}
+
+// watchStart takes the starting point of a watch atomically with its initial state.
+func (s *Server) watchStart(t target, wq *watchQuery) watchBegin {
 	st := s.store
 	st.mu.Lock()
-	restart := st.restart
-	var initial []*object
-	tooOld := false
-	cursor := st.rv
+	defer st.mu.Unlock()
+	b := watchBegin{restart: st.restart, cursor: st.rv}
 	switch {
 	case wq.initial:
 		spec := listSpec{r: t.r}
@@ -116,29 +144,12 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, t target) {
 		if !wq.filter.empty() {
 			spec.match = wq.filter.matches
 		}
-		initial = st.listLocked(spec).items
+		b.initial = st.listLocked(spec).items
 	case wq.fromRV > 0:
-		cursor = wq.fromRV
-		tooOld = wq.fromRV < st.floorLocked()
+		b.cursor = wq.fromRV
+		b.tooOld = wq.fromRV < st.floorLocked()
 	}
-	st.mu.Unlock()
-
-	if !ws.start() {
-		return
-	}
-	if tooOld {
-		ws.writeStatusEvent(errGone(msgWatchTooOld))
-		return
-	}
-	for _, o := range initial {
-		if !ws.send(evTypeAdded, o) {
-			return
-		}
-	}
-	if wq.initEnd && wq.bookmarks && !ws.bookmark(cursor, true) {
-		return
-	}
-	ws.loop(ctx, cursor, restart)
+	return b
 }
 
 // waitUntil blocks until the server reaches rv (a watch at a future RV waits silently

@@ -54,13 +54,8 @@ func (s *Server) writeLocked(op writeOp) (*object, bool, *StatusError) {
 	}
 	key := r.objKey(op.ns, op.name)
 	cur := r.objs[key]
-	switch {
-	case op.create && cur != nil:
-		return nil, false, errAlreadyExists(r, op.name)
-	case op.update && cur == nil:
-		return nil, false, errNotFound(r, op.name)
-	case op.precondRV != "" && cur != nil && op.precondRV != strconv.FormatUint(cur.rv, 10):
-		return nil, false, errConflict(r, op.name)
+	if serr := op.check(cur); serr != nil {
+		return nil, false, serr
 	}
 	md, _ := op.m["metadata"].(map[string]any)
 	if md == nil {
@@ -104,6 +99,19 @@ func (s *Server) writeLocked(op writeOp) (*object, bool, *StatusError) {
 	}
 	st.putLocked(r, o, &enc, cur)
 	return o, cur == nil, nil
+}
+
+// check applies the existence and resourceVersion preconditions to the current object.
+func (op *writeOp) check(cur *object) *StatusError {
+	switch {
+	case op.create && cur != nil:
+		return errAlreadyExists(op.r, op.name)
+	case op.update && cur == nil:
+		return errNotFound(op.r, op.name)
+	case op.precondRV != "" && cur != nil && op.precondRV != strconv.FormatUint(cur.rv, 10):
+		return errConflict(op.r, op.name)
+	}
+	return nil
 }
 
 // completeMeta sets the server-owned metadata fields.
