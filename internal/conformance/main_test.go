@@ -100,12 +100,19 @@ func killServersOnSignal() (stop func()) {
 func printSummary(rs []suite.Result) {
 	fmt.Println("conformance summary:")
 	for _, r := range rs {
-		fmt.Printf("  %-4s: %d cases run, %d passed, %d failed, %d skipped\n", r.Target, r.Run, r.Passed, r.Failed, r.Skipped)
-		for _, name := range r.FailedNames {
-			fmt.Printf("        failed: %s\n", name)
-		}
+		fmt.Printf("  %-4s: %d cases run, %d passed, %d failed, %d skipped, %d known differences\n",
+			r.Target, r.Run, r.Passed, r.Failed, r.Skipped, r.Known)
+		printNames("failed", r.FailedNames)
+		printNames("known difference", r.KnownNames)
+		printNames("known difference no longer seen", r.FixedNames)
 	}
 	if !realEnabled() {
 		fmt.Println("  real: not run (KWATCH_CONFORMANCE_REAL=0)")
+	}
+}
+
+func printNames(what string, names []string) {
+	for _, n := range names {
+		fmt.Printf("        %s: %s\n", what, n)
 	}
 }

@@ -20,7 +20,7 @@ func TestReal(t *testing.T) {
 	require.NoError(t, err, "starting etcd and kube-apiserver")
 	t.Cleanup(cl.Stop)
 
-	r := suite.Run(t, newRealTarget(t, cl), suite.Cases())
+	r := suite.Run(t, newRealTarget(t, cl), suite.Cases(), suite.Options{})
 	results.Add(r)
 	require.NoError(t, cl.Check(), "a server died during the suite")
 }

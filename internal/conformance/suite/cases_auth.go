@@ -2,7 +2,6 @@ package suite
 
 import (
 	"net/http"
-	"testing"
 
 	"github.com/stretchr/testify/require"
 
@@ -19,7 +18,7 @@ func authCases() []Case {
 
 // testHTTP2: over TLS the client negotiates HTTP/2 and the bearer token is
 // accepted on a list and a watch.
-func testHTTP2(t *testing.T, e *Env) {
+func testHTTP2(t T, e *Env) {
 	cfg := e.Target.Config(Admin)
 	if len(cfg.Host) < 8 || cfg.Host[:8] != "https://" {
 		t.Skipf("target %s serves plain HTTP at %s: no TLS to check", e.Target.Name(), cfg.Host)
@@ -41,7 +40,7 @@ func testHTTP2(t *testing.T, e *Env) {
 
 // requireStatus checks err is a *watch.StatusError with code and reason,
 // reachable through the error chain.
-func requireStatus(t *testing.T, err error, code int32, reason, what string) {
+func requireStatus(t T, err error, code int32, reason, what string) {
 	t.Helper()
 	require.Error(t, err, what)
 	se, ok := watch.AsStatus(err)
@@ -50,7 +49,7 @@ func requireStatus(t *testing.T, err error, code int32, reason, what string) {
 	require.Equal(t, reason, se.Reason, "%s: reason", what)
 }
 
-func testUnauthorized(t *testing.T, e *Env) {
+func testUnauthorized(t T, e *Env) {
 	c := newClient(t, e.Target.Config(Stranger))
 	_, err := watch.List[*Pod](e.Ctx, c, watch.Pods, e.NS, watch.ListOptions{})
 	require.True(t, watch.IsUnauthorized(err), "list: %v", err)
@@ -60,7 +59,7 @@ func testUnauthorized(t *testing.T, e *Env) {
 	require.False(t, watch.IsForbidden(err))
 }
 
-func testForbidden(t *testing.T, e *Env) {
+func testForbidden(t T, e *Env) {
 	c := newClient(t, e.Target.Config(Plain))
 	for _, ns := range []string{e.NS, ""} {
 		_, err := watch.List[*Pod](e.Ctx, c, watch.Pods, ns, watch.ListOptions{})

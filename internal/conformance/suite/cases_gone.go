@@ -2,7 +2,6 @@ package suite
 
 import (
 	"net/http"
-	"testing"
 
 	"github.com/stretchr/testify/require"
 
@@ -18,7 +17,7 @@ func goneCases() []Case {
 }
 
 // requireExpired checks err is a 410 with reason Expired.
-func requireExpired(t *testing.T, err error, what string) *watch.StatusError {
+func requireExpired(t T, err error, what string) *watch.StatusError {
 	t.Helper()
 	require.True(t, watch.IsGone(err), "%s: want 410, got %v", what, err)
 	se, _ := watch.AsStatus(err)
@@ -28,7 +27,7 @@ func requireExpired(t *testing.T, err error, what string) *watch.StatusError {
 }
 
 // testGoneListExact: an exact list at an RV that compaction passed is 410.
-func testGoneListExact(t *testing.T, e *Env) {
+func testGoneListExact(t T, e *Env) {
 	rv := createPods(t, e, podNames("x", 2), nil)
 	page, err := watch.List[*Pod](e.Ctx, e.Admin, watch.Pods, e.NS, watch.ListOptions{ResourceVersion: rv, ResourceVersionMatch: watch.MatchExact})
 	require.NoError(t, err, "exact list before compaction")
@@ -42,7 +41,7 @@ func testGoneListExact(t *testing.T, e *Env) {
 // testGoneContinue: a continue token whose list RV was compacted is 410
 // Expired, and the answer carries a fresh token that lists the rest (an
 // inconsistent but complete continuation).
-func testGoneContinue(t *testing.T, e *Env) {
+func testGoneContinue(t T, e *Env) {
 	names := podNames("k", 5)
 	createPods(t, e, names, nil)
 	page, err := watch.List[*Pod](e.Ctx, e.Admin, watch.Pods, e.NS, watch.ListOptions{Limit: 2})
@@ -60,7 +59,7 @@ func testGoneContinue(t *testing.T, e *Env) {
 
 // testGoneWatch: a watch from a compacted RV on a server that reads storage
 // opens with 200 and then ends with an ERROR event: 410 Expired.
-func testGoneWatch(t *testing.T, e *Env) {
+func testGoneWatch(t T, e *Env) {
 	rv := createPods(t, e, podNames("g", 1), nil)
 	require.NoError(t, e.Target.Expire(e.Ctx, rv))
 	c := newClient(t, e.Target.StorageConfig())

@@ -3,14 +3,12 @@ package suite
 import (
 	"context"
 	"net/url"
-	"testing"
 
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kwatch/kwatch/informer"
 	"github.com/kwatch/kwatch/internal/conformance/harness"
-	"github.com/kwatch/kwatch/watch"
 )
 
 func informerCases() []Case {
@@ -27,7 +25,7 @@ const churnPods = 2000
 // testInformerChurn: three informers (streaming list, paged list,
 // metadata-only) and a handler end up holding exactly the server's state
 // after thousands of creates, updates and deletes made while they watch.
-func testInformerChurn(t *testing.T, e *Env) {
+func testInformerChurn(t T, e *Env) {
 	streaming := runInformer(t, e, informer.Options[*Pod]{Client: e.Admin, ListMode: informer.ListAuto})
 	paged := runInformer(t, e, informer.Options[*Pod]{Client: e.Admin, ListMode: informer.ListPaged, PageSize: 100})
 	meta := runInformer(t, e, informer.Options[*metav1.PartialObjectMetadata]{Client: e.Admin, MetadataOnly: true})
@@ -57,7 +55,7 @@ func testInformerChurn(t *testing.T, e *Env) {
 // while the namespace changes and its resourceVersion is compacted comes
 // back to a 410, relists and holds exactly the server's state again,
 // deletes missed while away included.
-func testInformerRecovery(t *testing.T, e *Env) {
+func testInformerRecovery(t T, e *Env) {
 	names := podNames("r", 20)
 	createPods(t, e, names, nil)
 
@@ -92,7 +90,7 @@ func testInformerRecovery(t *testing.T, e *Env) {
 }
 
 // startProxy runs a harness.Proxy to the host of base until the case ends.
-func startProxy(t *testing.T, e *Env, base string) *harness.Proxy {
+func startProxy(t T, e *Env, base string) *harness.Proxy {
 	t.Helper()
 	u, err := url.Parse(base)
 	require.NoError(t, err)

@@ -2,7 +2,6 @@ package suite
 
 import (
 	"net/http"
-	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -24,7 +23,7 @@ func listCases() []Case {
 // testPagination: limit cuts pages, each but the last with a continue token
 // and remainingItemCount; every page shows the first page's RV; together
 // they hold every pod once, in name order.
-func testPagination(t *testing.T, e *Env) {
+func testPagination(t T, e *Env) {
 	names := podNames("p", 5)
 	createPods(t, e, names, nil)
 
@@ -59,7 +58,7 @@ func testPagination(t *testing.T, e *Env) {
 
 // testListConsistent: resourceVersion "" reads the latest state: a pod
 // created just before is in it, and the list RV is not older than its RV.
-func testListConsistent(t *testing.T, e *Env) {
+func testListConsistent(t T, e *Env) {
 	rv := createPods(t, e, podNames("c", 3), nil)
 	page, err := watch.List[*Pod](e.Ctx, e.Admin, watch.Pods, e.NS, watch.ListOptions{})
 	require.NoError(t, err)
@@ -71,7 +70,7 @@ func testListConsistent(t *testing.T, e *Env) {
 // testListRV0: resourceVersion "0" may be served from a cache, and then
 // limit is ignored: the whole list comes back in one page. The cache may
 // lag, so the case waits (bounded) until it shows every pod.
-func testListRV0(t *testing.T, e *Env) {
+func testListRV0(t T, e *Env) {
 	names := podNames("z", 5)
 	createPods(t, e, names, nil)
 	var last []string
@@ -85,7 +84,7 @@ func testListRV0(t *testing.T, e *Env) {
 	require.Equal(t, names, last)
 }
 
-func testLabelSelector(t *testing.T, e *Env) {
+func testLabelSelector(t T, e *Env) {
 	names := podNames("l", 6)
 	createPods(t, e, names, func(i int) map[string]string {
 		return map[string]string{"app": []string{"web", "db", "cache"}[i%3], "tier": []string{"a", "b"}[i%2]}
@@ -108,7 +107,7 @@ func testLabelSelector(t *testing.T, e *Env) {
 	}
 }
 
-func testFieldSelector(t *testing.T, e *Env) {
+func testFieldSelector(t T, e *Env) {
 	names := podNames("f", 3)
 	createPods(t, e, names, map3("app", "x"))
 	tests := []struct {
@@ -136,7 +135,7 @@ func map3(k, v string) func(int) map[string]string {
 
 // testBadSelector: a selector the server cannot parse, or a field it does
 // not index, is a 400 BadRequest status error.
-func testBadSelector(t *testing.T, e *Env) {
+func testBadSelector(t T, e *Env) {
 	tests := []watch.ListOptions{
 		{LabelSelector: "app in (x"},
 		{FieldSelector: "spec.noSuchField=1"},

@@ -1,8 +1,6 @@
 package suite
 
 import (
-	"testing"
-
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -19,7 +17,7 @@ func metaCases() []Case {
 const metaAPIVersion = "meta.k8s.io/v1"
 
 // requirePartial checks obj is a PartialObjectMetadata as the server sends it.
-func requirePartial(t *testing.T, obj *metav1.PartialObjectMetadata, ns string) {
+func requirePartial(t T, obj *metav1.PartialObjectMetadata, ns string) {
 	t.Helper()
 	require.Equal(t, "PartialObjectMetadata", obj.Kind, "%s kind", obj.Name)
 	require.Equal(t, metaAPIVersion, obj.APIVersion, "%s apiVersion", obj.Name)
@@ -30,7 +28,7 @@ func requirePartial(t *testing.T, obj *metav1.PartialObjectMetadata, ns string) 
 
 // testMetadataList: with MetadataOnly the items are PartialObjectMetadata
 // carrying the pods' metadata (labels included), paginated as usual.
-func testMetadataList(t *testing.T, e *Env) {
+func testMetadataList(t T, e *Env) {
 	names := podNames("m", 3)
 	createPods(t, e, names, map3("app", "meta"))
 	items, rv := listAll[*metav1.PartialObjectMetadata](t, e, e.Admin, watch.ListOptions{MetadataOnly: true, Limit: 2})
@@ -44,7 +42,7 @@ func testMetadataList(t *testing.T, e *Env) {
 
 // testMetadataWatch: a MetadataOnly watch delivers PartialObjectMetadata
 // objects for ADDED, MODIFIED and DELETED.
-func testMetadataWatch(t *testing.T, e *Env) {
+func testMetadataWatch(t T, e *Env) {
 	page, err := watch.List[*metav1.PartialObjectMetadata](e.Ctx, e.Admin, watch.Pods, e.NS, watch.ListOptions{MetadataOnly: true})
 	require.NoError(t, err)
 	st := openWatch[*metav1.PartialObjectMetadata](t, e, e.Admin,

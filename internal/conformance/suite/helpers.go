@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -29,7 +28,7 @@ func podNames(prefix string, n int) []string {
 
 // createPods creates one pod per name, writers at a time, with the labels
 // labels(i) returns, and returns the largest resourceVersion created.
-func createPods(t *testing.T, e *Env, names []string, labels func(i int) map[string]string) string {
+func createPods(t T, e *Env, names []string, labels func(i int) map[string]string) string {
 	t.Helper()
 	rvs := make([]string, len(names))
 	forEach(t, len(names), func(i int) error {
@@ -47,7 +46,7 @@ func createPods(t *testing.T, e *Env, names []string, labels func(i int) map[str
 }
 
 // forEach calls f(0..n-1), writers at a time, and fails t on the first error.
-func forEach(t *testing.T, n int, f func(i int) error) {
+func forEach(t T, n int, f func(i int) error) {
 	t.Helper()
 	var wg sync.WaitGroup
 	errs := make([]error, writers)
@@ -69,14 +68,14 @@ func forEach(t *testing.T, n int, f func(i int) error) {
 
 // rvNumber reads a resourceVersion as the number both servers use. The
 // protocol calls RVs opaque; the suite compares them only to check order.
-func rvNumber(t *testing.T, rv string) uint64 {
+func rvNumber(t T, rv string) uint64 {
 	t.Helper()
 	n, err := strconv.ParseUint(rv, 10, 64)
 	require.NoError(t, err, "resourceVersion %q is not a number", rv)
 	return n
 }
 
-func maxRV(t *testing.T, rvs []string) string {
+func maxRV(t T, rvs []string) string {
 	t.Helper()
 	var best uint64
 	for _, rv := range rvs {
@@ -87,12 +86,12 @@ func maxRV(t *testing.T, rvs []string) string {
 
 // listAll follows continue tokens to the end and returns every item and
 // the resourceVersion of the first page.
-func listAll[T watch.Object](t *testing.T, e *Env, c *watch.Client, opts watch.ListOptions) ([]T, string) {
+func listAll[O watch.Object](t T, e *Env, c *watch.Client, opts watch.ListOptions) ([]O, string) {
 	t.Helper()
-	var items []T
+	var items []O
 	var rv string
 	for {
-		page, err := watch.List[T](e.Ctx, c, watch.Pods, e.NS, opts)
+		page, err := watch.List[O](e.Ctx, c, watch.Pods, e.NS, opts)
 		require.NoError(t, err, "list %+v", opts)
 		items = append(items, page.Items...)
 		if rv == "" {
@@ -106,7 +105,7 @@ func listAll[T watch.Object](t *testing.T, e *Env, c *watch.Client, opts watch.L
 }
 
 // namesOf returns the sorted names of objs.
-func namesOf[T watch.Object](objs []T) []string {
+func namesOf[O watch.Object](objs []O) []string {
 	names := make([]string, 0, len(objs))
 	for _, o := range objs {
 		names = append(names, o.GetName())
@@ -116,7 +115,7 @@ func namesOf[T watch.Object](objs []T) []string {
 }
 
 // eventually polls cond until it is true or the case's budget or limit ends.
-func eventually(t *testing.T, e *Env, limit time.Duration, what string, cond func() bool) {
+func eventually(t T, e *Env, limit time.Duration, what string, cond func() bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(e.Ctx, limit)
 	defer cancel()
@@ -132,16 +131,16 @@ func eventually(t *testing.T, e *Env, limit time.Duration, what string, cond fun
 }
 
 // openWatch opens a pod watch in the case's namespace, closed at cleanup.
-func openWatch[T watch.Object](t *testing.T, e *Env, c *watch.Client, opts watch.WatchOptions) *watch.Stream[T] {
+func openWatch[O watch.Object](t T, e *Env, c *watch.Client, opts watch.WatchOptions) *watch.Stream[O] {
 	t.Helper()
-	st, err := watch.Watch[T](e.Ctx, c, watch.Pods, e.NS, opts)
+	st, err := watch.Watch[O](e.Ctx, c, watch.Pods, e.NS, opts)
 	require.NoError(t, err, "open watch %+v", opts)
 	t.Cleanup(func() { st.Close() })
 	return st
 }
 
 // nextChange returns the next event that is not a bookmark.
-func nextChange[T watch.Object](t *testing.T, st *watch.Stream[T]) watch.Event[T] {
+func nextChange[O watch.Object](t T, st *watch.Stream[O]) watch.Event[O] {
 	t.Helper()
 	for {
 		ev, err := st.Next()
@@ -153,7 +152,7 @@ func nextChange[T watch.Object](t *testing.T, st *watch.Stream[T]) watch.Event[T
 }
 
 // newClient builds a kwatch client for cfg.
-func newClient(t *testing.T, cfg *watch.Config) *watch.Client {
+func newClient(t T, cfg *watch.Config) *watch.Client {
 	t.Helper()
 	c, err := watch.NewClient(cfg)
 	require.NoError(t, err, "client for %s", cfg.Host)

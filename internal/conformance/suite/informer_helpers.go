@@ -8,7 +8,6 @@ import (
 	"maps"
 	"sort"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -24,7 +23,7 @@ const convergeLimit = 3 * time.Minute
 // runInformer builds an informer on the case's namespace, runs it until
 // the case ends (cleanup cancels it and waits for Run to return) and waits
 // for its first sync.
-func runInformer[T watch.Object](t *testing.T, e *Env, opts informer.Options[T]) *informer.Informer[T] {
+func runInformer[O watch.Object](t T, e *Env, opts informer.Options[O]) *informer.Informer[O] {
 	t.Helper()
 	opts.Resource, opts.Namespace = watch.Pods, e.NS
 	if opts.Logger == nil {
@@ -50,13 +49,13 @@ func runInformer[T watch.Object](t *testing.T, e *Env, opts informer.Options[T])
 }
 
 // serverState lists the namespace consistently: name -> resourceVersion.
-func serverState(t *testing.T, e *Env) map[string]string {
+func serverState(t T, e *Env) map[string]string {
 	t.Helper()
 	items, _ := listAll[*metav1.PartialObjectMetadata](t, e, e.Admin, watch.ListOptions{MetadataOnly: true, Limit: 500})
 	return rvsByName(items)
 }
 
-func rvsByName[T watch.Object](objs []T) map[string]string {
+func rvsByName[O watch.Object](objs []O) map[string]string {
 	m := make(map[string]string, len(objs))
 	for _, o := range objs {
 		m[o.GetName()] = o.GetResourceVersion()
@@ -66,7 +65,7 @@ func rvsByName[T watch.Object](objs []T) map[string]string {
 
 // requireConverges waits until every view in views holds exactly the
 // server's state (same names, same resourceVersions).
-func requireConverges(t *testing.T, e *Env, views map[string]func() map[string]string) {
+func requireConverges(t T, e *Env, views map[string]func() map[string]string) {
 	t.Helper()
 	want := serverState(t, e)
 	for name, view := range views {
@@ -116,35 +115,35 @@ func firstFew(s []string) string {
 }
 
 // storeView reads an informer's store as name -> resourceVersion.
-func storeView[T watch.Object](inf *informer.Informer[T]) func() map[string]string {
+func storeView[O watch.Object](inf *informer.Informer[O]) func() map[string]string {
 	return func() map[string]string { return rvsByName(inf.Store().List()) }
 }
 
 // handlerView is what a handler has been told, kept as name -> RV.
-type handlerView[T watch.Object] struct {
+type handlerView[O watch.Object] struct {
 	mu    sync.Mutex
 	state map[string]string // the newest state each handler call gave
 }
 
-func newHandlerView[T watch.Object]() *handlerView[T] {
-	return &handlerView[T]{state: map[string]string{}}
+func newHandlerView[O watch.Object]() *handlerView[O] {
+	return &handlerView[O]{state: map[string]string{}}
 }
 
-func (h *handlerView[T]) OnAdd(obj T, _ bool) { h.set(obj) }
-func (h *handlerView[T]) OnUpdate(_, obj T)   { h.set(obj) }
-func (h *handlerView[T]) OnDelete(obj T, _ bool) {
+func (h *handlerView[O]) OnAdd(obj O, _ bool) { h.set(obj) }
+func (h *handlerView[O]) OnUpdate(_, obj O)   { h.set(obj) }
+func (h *handlerView[O]) OnDelete(obj O, _ bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.state, obj.GetName())
 }
 
-func (h *handlerView[T]) set(obj T) {
+func (h *handlerView[O]) set(obj O) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.state[obj.GetName()] = obj.GetResourceVersion()
 }
 
-func (h *handlerView[T]) view() map[string]string {
+func (h *handlerView[O]) view() map[string]string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return maps.Clone(h.state)
