@@ -169,9 +169,15 @@ func (s *Server) InjectFault(f Fault) error {
 	}
 	s.faults.mu.Lock()
 	defer s.faults.mu.Unlock()
+	if len(s.faults.pending) >= maxPendingFaults {
+		return fmt.Errorf("sim: %d faults already pending (limit %d); clear some first", len(s.faults.pending), maxPendingFaults)
+	}
 	s.faults.pending = append(s.faults.pending, &f)
 	return nil
 }
+
+// maxPendingFaults bounds the fault queue (the admin endpoint is reachable by clients).
+const maxPendingFaults = 1000
 
 // Faults returns the pending faults with their remaining counts.
 func (s *Server) Faults() []Fault {

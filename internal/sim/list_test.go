@@ -1,7 +1,6 @@
 package sim_test
 
 import (
-	"fmt"
 	"net/url"
 	"sort"
 	"strconv"
@@ -164,5 +163,25 @@ func TestListContinueExpired(t *testing.T) {
 		names = append(names, nameOf(it))
 	}
 	require.Equal(t, []string{"worker-3", "worker-4", "worker-5"}, names, "the fresh token continues after the last item")
-	_ = fmt.Sprint()
+}
+
+func TestListSelectorsMatchCapture(t *testing.T) {
+	h := simtest.Start(t, sim.Options{})
+	seedPods(t, h, "demo", 5)
+	putPod(t, h, sim.Pod{Namespace: "demo", Name: "web-7d4b9c", Labels: map[string]string{"app": "web"}})
+	putPod(t, h, sim.Pod{Namespace: "demo", Name: "worker-run", NodeName: "n1", Labels: map[string]string{"app": "worker"}})
+	real := decodeMap(t, capture(t, "list-pods-selectors.json"))
+	got := getMap(t, h, "/api/v1/namespaces/demo/pods?labelSelector=app%3Dworker&fieldSelector=status.phase%3DPending")
+	require.Len(t, items(t, got), len(items(t, real)))
+	require.ElementsMatch(t, keysOf(listMeta(real)), keysOf(listMeta(got)))
+	// With a limit and a selector, pages continue but carry no remainingItemCount.
+	page := getMap(t, h, "/api/v1/namespaces/demo/pods?labelSelector=app%3Dworker&limit=2")
+	require.NotEmpty(t, listMeta(page)["continue"])
+	require.NotContains(t, listMeta(page), "remainingItemCount")
+	code, body := do(t, h, "GET", "/api/v1/pods?labelSelector=app%3D%3D%3D", "", nil)
+	require.Equal(t, 400, code)
+	require.JSONEq(t, string(capture(t, "status-400-labelselector.json")), string(body))
+	code, body = do(t, h, "GET", "/api/v1/pods?watch=1&labelSelector=a+b", "", nil)
+	require.Equal(t, 400, code, "watches validate selectors too")
+	require.Equal(t, "BadRequest", decodeMap(t, body)["reason"])
 }
