@@ -1,0 +1,157 @@
+package informer
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kwatch/kwatch/internal/sim"
+	"github.com/kwatch/kwatch/internal/sim/simtest"
+	"github.com/kwatch/kwatch/store"
+	"github.com/kwatch/kwatch/watch"
+)
+
+func loadPods(t *testing.T, srv *sim.Server, n int) {
+	for i := 0; i < n; i++ {
+		_, err := srv.PutPod(sim.Pod{Namespace: fmt.Sprintf("ns-%d", i%2), Name: fmt.Sprintf("p-%d", i), NodeName: "node-1"})
+		require.NoError(t, err)
+	}
+}
+
+func TestMetadataOnlyMode(t *testing.T) {
+	h := simtest.Start(t, sim.Options{})
+	loadPods(t, h.Server, 10)
+	c, err := watch.NewClient(&watch.Config{Host: h.URL})
+	require.NoError(t, err)
+	for _, mode := range []ListMode{ListPaged, ListAuto} {
+		inf, err := New(Options[*metav1.PartialObjectMetadata]{Client: c, Resource: watch.Pods, MetadataOnly: true,
+			ListMode: mode, Logger: quietLogger()})
+		require.NoError(t, err)
+		cancel := start(t, inf)
+		require.True(t, inf.WaitForSync(ctxTimeout(t)))
+		_, err = h.Server.PutPod(sim.Pod{Namespace: "ns-0", Name: "late"})
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return inf.Store().Len() == 11 }, waitLong, tick)
+		obj, ok := inf.Store().Get("ns-0/late")
+		require.True(t, ok)
+		require.Equal(t, "PartialObjectMetadata", obj.Kind, "the server sent metadata only")
+		require.NotEmpty(t, obj.Labels)
+		cancel()
+	}
+}
+
+func TestTransformAndIndexers(t *testing.T) {
+	h := simtest.Start(t, sim.Options{})
+	loadPods(t, h.Server, 6)
+	opts := simOptions(t, h.URL, ListPaged)
+	opts.Transform = func(p *testPod) (*testPod, error) {
+		p.ManagedFields = nil
+		if p.Name == "p-5" {
+			return nil, fmt.Errorf("refused")
+		}
+		return p, nil
+	}
+	opts.Indexers = map[string]store.IndexFunc[*testPod]{
+		"node": func(p *testPod) ([]string, error) { return []string{p.Spec.NodeName}, nil },
+	}
+	inf, err := New(opts)
+	require.NoError(t, err)
+	start(t, inf)
+	require.True(t, inf.WaitForSync(ctxTimeout(t)))
+	require.Equal(t, 5, inf.Store().Len(), "the object the transform refused is not cached")
+	byNode, err := inf.Store().ByIndex("node", "node-1")
+	require.NoError(t, err)
+	require.Len(t, byNode, 5)
+	for _, p := range byNode {
+		require.Nil(t, p.ManagedFields)
+	}
+	inNs, err := inf.Store().ByIndex(store.NamespaceIndex, "ns-0")
+	require.NoError(t, err)
+	require.Len(t, inNs, 3)
+	require.EqualValues(t, 1, inf.Stats().TransformErrors)
+}
+
+func TestResyncRedeliversObjects(t *testing.T) {
+	h := simtest.Start(t, sim.Options{})
+	loadPods(t, h.Server, 3)
+	opts := simOptions(t, h.URL, ListPaged)
+	opts.ResyncPeriod = 20 * time.Millisecond
+	inf, err := New(opts)
+	require.NoError(t, err)
+	var resyncs atomic.Int64
+	_, err = inf.AddHandler(HandlerFuncs[*testPod]{UpdateFunc: func(old, new *testPod) {
+		if old == new {
+			resyncs.Add(1)
+		}
+	}}, HandlerOptions{Resync: true})
+	require.NoError(t, err)
+	start(t, inf)
+	require.Eventually(t, func() bool { return resyncs.Load() >= 6 }, waitLong, tick)
+}
+
+func TestRegistrySharesOneInformer(t *testing.T) {
+	h := simtest.Start(t, sim.Options{})
+	loadPods(t, h.Server, 4)
+	var reg Registry
+	opts := simOptions(t, h.URL, ListPaged)
+	a, releaseA, err := Shared(&reg, opts)
+	require.NoError(t, err)
+	b, releaseB, err := Shared(&reg, opts)
+	require.NoError(t, err)
+	require.Same(t, a, b, "same resource and selectors share one informer")
+	other := opts
+	other.Namespace = "ns-1"
+	c, releaseC, err := Shared(&reg, other)
+	require.NoError(t, err)
+	require.NotSame(t, a, c)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = reg.Run(ctx); close(done) }()
+	require.True(t, a.WaitForSync(ctxTimeout(t)))
+	require.True(t, c.WaitForSync(ctxTimeout(t)))
+	require.Equal(t, 4, a.Store().Len())
+	require.Equal(t, 2, c.Store().Len())
+	require.Eventually(t, func() bool { return h.Server.Stats().ActiveWatches == 2 }, waitLong, tick,
+		"two informers, two watches, for three consumers")
+	releaseA()
+	require.EqualValues(t, 2, h.Server.Stats().ActiveWatches, "b still holds the shared informer")
+	releaseB()
+	require.Eventually(t, func() bool { return h.Server.Stats().ActiveWatches == 1 }, waitLong, tick,
+		"the last release stops the informer")
+	releaseC()
+	cancel()
+	<-done
+}
+
+func TestRunReturnsAllGoroutines(t *testing.T) {
+	h := simtest.Start(t, sim.Options{})
+	loadPods(t, h.Server, 5)
+	base := runtime.NumGoroutine()
+	opts := simOptions(t, h.URL, ListAuto)
+	opts.ResyncPeriod = time.Hour
+	inf, err := New(opts)
+	require.NoError(t, err)
+	require.Equal(t, base, runtime.NumGoroutine(), "New starts no goroutine")
+	for i := 0; i < 3; i++ {
+		_, err := inf.AddHandler(newReplayer(), HandlerOptions{})
+		require.NoError(t, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- inf.Run(ctx) }()
+	require.True(t, inf.WaitForSync(ctxTimeout(t)))
+	_, err = inf.AddHandler(newReplayer(), HandlerOptions{}) // a late handler's goroutine is Run's too
+	require.NoError(t, err)
+	require.ErrorIs(t, inf.Run(ctx), ErrAlreadyRunning)
+	cancel()
+	require.NoError(t, <-done)
+	require.Eventually(t, func() bool { return runtime.NumGoroutine() <= base+1 }, waitLong, tick,
+		"goroutines back to baseline after Run (idle HTTP connections may keep one)")
+}
