@@ -70,15 +70,34 @@
 //     ends a watcher whose buffer fills; it then resumes from its last RV or relists.
 //     Stats.TerminatedWatches counts these.
 //
+// # Writes
+//
+//   - POST creates (201; generateName; uid and creationTimestamp set; 409
+//     AlreadyExists), PUT replaces (a stale metadata.resourceVersion is 409
+//     Conflict), PATCH takes merge patches, strategic merge patches (applied as merge
+//     patches: maps merge, lists are replaced) and JSON patches (add, remove,
+//     replace, test); server-side apply is 415. DELETE removes at once and returns
+//     the object at its deletion resourceVersion, honouring uid/resourceVersion
+//     preconditions; DELETE on a collection deletes what its selectors match.
+//     dryRun=All is honoured for create and update.
+//   - Bodies are JSON or YAML up to Options.MaxRequestBytes; protobuf and CBOR bodies
+//     get 415 (kubectl's imperative "create configmap" sends protobuf), and an Accept
+//     naming only protobuf gets 406.
+//
 // # Other endpoints
 //
 // /version, /api, /apis, /api/v1, /apis/<group>, /apis/<group>/<version> in legacy
 // form, and /api and /apis in aggregated form (apidiscovery.k8s.io/v2) when asked;
-// /healthz, /livez, /readyz. Errors are Status bodies like the real server's (400,
-// 401, 404, 405, 409 Conflict/AlreadyExists, 410, 413, 415, 422, 429, 504). With
-// Options.BearerToken every other request needs that token (401 otherwise).
-// Options.TLS serves TLS with HTTP/2 using a self-signed certificate made in memory
-// (CACertPEM).
+// /openapi/v3 with just enough for kubectl to leave field validation to the server
+// (no schemas; /openapi/v2 is 404); /healthz, /livez, /readyz. Errors are Status
+// bodies like the real server's (400, 401, 404, 405, 406, 409, 410, 413, 415, 422,
+// 429, 504). With Options.BearerToken every other request needs that token (401
+// otherwise). Options.TLS serves TLS with HTTP/2 (1000 streams per connection by
+// default) using a self-signed certificate made in memory (CACertPEM).
+//
+// When Serve's context ends, every open watch and stalled response ends (on any
+// listener serving Handler), the listener closes, and Serve returns after the last
+// handler.
 //
 // # Faults
 //

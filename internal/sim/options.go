@@ -20,6 +20,9 @@ const (
 	DefaultMaxRequestBytes = 3 << 20
 	// DefaultMaxWatchers bounds concurrently open watch streams; more are refused with 429.
 	DefaultMaxWatchers = 100000
+	// DefaultMaxStreamsPerConnection is the HTTP/2 concurrent-stream limit, as the
+	// real server's default (client-go multiplexes every watch over one connection).
+	DefaultMaxStreamsPerConnection = 1000
 )
 
 // Options configures a Server. The zero value is a usable plain-HTTP server with the
@@ -42,6 +45,9 @@ type Options struct {
 	MaxRequestBytes int64
 	// MaxWatchers bounds open watch streams. Zero means DefaultMaxWatchers.
 	MaxWatchers int
+	// MaxStreamsPerConnection bounds concurrent HTTP/2 streams per connection. Zero
+	// means DefaultMaxStreamsPerConnection.
+	MaxStreamsPerConnection int
 	// BearerToken, when not empty, is required as "Authorization: Bearer <token>" on
 	// every request except /healthz, /livez and /readyz; others get 401.
 	BearerToken string
@@ -53,8 +59,8 @@ type Options struct {
 	TLSHosts []string
 	// Seed makes generated uids, names and fault randomness reproducible. Zero means 1.
 	Seed uint64
-	// Clock supplies creation timestamps, table ages and the history window.
-	// Nil means time.Now.
+	// Clock supplies creation timestamps, table ages and the history window (which
+	// assumes the clock does not run backwards). Nil means time.Now.
 	Clock func() time.Time
 	// Resources are registered in addition to the default ones. Nil means none.
 	Resources []ResourceInfo
@@ -77,6 +83,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("sim: Options.MaxRequestBytes must be >= 0, got %d", o.MaxRequestBytes)
 	case o.MaxWatchers < 0:
 		return o, fmt.Errorf("sim: Options.MaxWatchers must be >= 0, got %d", o.MaxWatchers)
+	case o.MaxStreamsPerConnection < 0:
+		return o, fmt.Errorf("sim: Options.MaxStreamsPerConnection must be >= 0, got %d", o.MaxStreamsPerConnection)
 	}
 	if o.HistorySize == 0 {
 		o.HistorySize = DefaultHistorySize
@@ -94,6 +102,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.MaxWatchers == 0 {
 		o.MaxWatchers = DefaultMaxWatchers
+	}
+	if o.MaxStreamsPerConnection == 0 {
+		o.MaxStreamsPerConnection = DefaultMaxStreamsPerConnection
 	}
 	if o.Seed == 0 {
 		o.Seed = 1

@@ -74,6 +74,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			s.serveHTTP(w, r)
 		}),
 		ReadHeaderTimeout: 30 * time.Second,
+		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: s.opts.MaxStreamsPerConnection},
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	if s.tls != nil {
