@@ -1,0 +1,26 @@
+// Command kwatch lists and watches Kubernetes resources: a "kubectl get -w"
+// that never gives up, built on kwatch's informer.
+//
+//   - "kwatch pods" (or "kwatch get pods") prints the initial list, then
+//     every change, until interrupted. Disconnects, 410s and server restarts
+//     are the informer's business: it relists and resumes, and the printed
+//     stream stays true (a delete missed while disconnected is printed as
+//     DELETED), so a reader applying the events in order ends with the
+//     server's state.
+//   - Any resource is found through discovery by plural, singular, short
+//     name or kind. Pods get kubectl's pod table; others a NAME/AGE table.
+//   - Before the informer starts, one small list (limit=1) checks the
+//     server, the credentials and the selectors, so a refusal (401, 403,
+//     404, a bad selector) or an unreachable server is one clear line and a
+//     non-zero exit rather than an informer retrying forever. Until the
+//     first sync, a non-retryable error seen by the informer also ends the
+//     command.
+//   - "--sim" runs against an in-process simulated cluster; "kwatch sim"
+//     serves one for other clients.
+//   - SIGINT and SIGTERM stop the informer, wait for it, flush the output
+//     (a row or object is never cut) and exit 0.
+//
+// Goroutines: run starts them (the informer, the simulated server, the
+// metrics server, the progress line) through one group and waits for all
+// before it returns.
+package main

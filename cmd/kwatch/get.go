@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+
+	"github.com/kwatch/kwatch/cmd/kwatch/internal/printers"
+	"github.com/kwatch/kwatch/informer"
+	"github.com/kwatch/kwatch/watch"
+)
+
+// runGet is "kwatch [get] RESOURCE [NAME]".
+func runGet(ctx context.Context, e *env, args []string) error {
+	o, err := parseGetArgs(args, e)
+	if err != nil {
+		return err
+	}
+	g := newGroup(ctx)
+	err = getWith(ctx, g, e, o)
+	if stopErr := g.Stop(); err == nil {
+		err = stopErr
+	}
+	if ctx.Err() != nil && !isUsage(err) {
+		return nil // interrupted: a normal end
+	}
+	return err
+}
+
+func isUsage(err error) bool {
+	var ue *usageError
+	return errors.As(err, &ue)
+}
+
+// getWith connects and picks the object type and printer for the output.
+func getWith(ctx context.Context, g *group, e *env, o *getOptions) error {
+	t, err := connect(ctx, g, e, o)
+	if err != nil {
+		return err
+	}
+	out := bufio.NewWriterSize(e.stdout, 64<<10)
+	table := o.output == "" || o.output == "wide"
+	switch {
+	case table && t.res.Resource == "pods" && t.res.Group == "":
+		return watchWith(g, e, o, t, view[*printers.Pod]{
+			sink:      podTable(out, e, o, t),
+			transform: func(p *printers.Pod) *printers.Pod { return p.Slim() },
+		}, out)
+	case table:
+		return watchWith(g, e, o, t, view[*printers.Object]{sink: metaTable(out, e, o, t), metadataOnly: true}, out)
+	case o.output == "name":
+		s := &streamSink[*printers.Object]{stream: newStream(out, o, t), raw: func(*printers.Object) []byte { return nil }}
+		return watchWith(g, e, o, t, view[*printers.Object]{sink: s, metadataOnly: true}, out)
+	default:
+		s := &streamSink[*printers.Raw]{stream: newStream(out, o, t), raw: func(r *printers.Raw) []byte { return r.JSON }}
+		return watchWith(g, e, o, t, view[*printers.Raw]{sink: s}, out)
+	}
+}
+
+// view is how one output format sees objects: the type they decode into,
+// whether metadata is enough, and the sink that prints them.
+type view[T watch.Object] struct {
+	sink         sink[T]
+	metadataOnly bool
+	transform    func(T) T // may slim an object before it is cached
+}
+
+// connect builds the client (starting the simulated cluster for --sim),
+// resolves the resource and probes the server.
+func connect(ctx context.Context, g *group, e *env, o *getOptions) (*target, error) {
+	var cfg *watch.Config
+	var err error
+	if o.sim {
+		cfg, err = startSim(ctx, g, o)
+		if o.namespace == "" {
+			// The simulated pods live in several namespaces; show them all.
+			o.allNamespaces = true
+		}
+	} else {
+		cfg, err = loadConfig(o.conn, o.namespace, e)
+	}
+	if err != nil {
+		return nil, err
+	}
+	client, err := watch.NewClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	pctx, cancel := context.WithTimeout(ctx, o.requestTimeout)
+	defer cancel()
+	res, err := resolve(pctx, client, o.resource)
+	if err != nil {
+		return nil, err
+	}
+	t := &target{client: client, res: res}
+	switch {
+	case !res.Namespaced:
+	case o.allNamespaces:
+		t.allNamespaces = true
+	default:
+		t.namespace = client.Namespace()
+	}
+	return t, probe(pctx, t, o)
+}
+
+// logger is the informer's: quiet unless -v, always on stderr.
+func logger(e *env, o *getOptions) *slog.Logger {
+	level := slog.LevelError + 1 // the CLI reports problems itself
+	if o.verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// watchWith runs the informer with view's printer until the command ends:
+// at interrupt when watching, after the initial list otherwise.
+func watchWith[T watch.Object](g *group, e *env, o *getOptions, t *target, v view[T], out *bufio.Writer) error {
+	prog := newProgress(e, t.res.Resource)
+	inf, err := informer.New(informer.Options[T]{
+		Client: t.client, Resource: t.res, Namespace: t.namespace,
+		LabelSelector: o.selector, FieldSelector: fieldSelector(o),
+		MetadataOnly: v.metadataOnly, Logger: logger(e, o),
+		Transform: func(obj T) (T, error) {
+			prog.add(1)
+			if v.transform != nil {
+				obj = v.transform(obj)
+			}
+			return obj, nil
+		},
+	})
+	if err != nil {
+		return err
+	}
+	em := newEmitter(out, v.sink)
+	em.beforeOutput = prog.finish
+	em.onError = func(error) { g.cancel() }
+	reg, err := inf.AddHandler(em.handler(), informer.HandlerOptions{})
+	if err != nil {
+		return err
+	}
+	em.backlog = reg.Backlog
+	counted, err := serveMetrics(g, o, t.res, inf, inf.Store().Len)
+	if err != nil {
+		return err
+	}
+	em.counted = counted
+	g.Go(func(ctx context.Context) error { return inf.Run(ctx) })
+	g.Go(prog.run)
+	synced, err := waitSynced(g.ctx, watched{inf: inf, reg: reg, prog: prog, host: t.client.Host()}, o)
+	prog.finish()
+	if synced {
+		em.endInitial(o.watch)
+		if o.watch {
+			monitor(g.ctx, e, inf)
+		}
+	}
+	if stopErr := g.Stop(); err == nil {
+		err = stopErr
+	}
+	if closeErr := em.close(); err == nil && !isBrokenPipe(closeErr) {
+		err = closeErr
+	}
+	return err
+}
+
+// isBrokenPipe: the reader went away ("kwatch pods | head"); not an error
+// worth a message.
+func isBrokenPipe(err error) bool {
+	return err != nil && (errors.Is(err, io.ErrClosedPipe) || isEPIPE(err))
+}

@@ -1,0 +1,17 @@
+// Package printers turns Kubernetes objects into what kwatch prints: the
+// pod table as kubectl computes it (READY, STATUS, RESTARTS, AGE), a
+// generic NAME/AGE table, and streams of JSON, YAML or names.
+//
+// Guarantees:
+//   - Pure computations (PodRow, PodStatus, Age) take the current time as an
+//     argument, so tests need no clock.
+//   - A printer writes each row or object with one Write call on its writer,
+//     so a reader of the output never sees half an object unless the writer
+//     itself splits writes (a bufio.Writer flushed at shutdown never leaves
+//     one half-written).
+//   - Objects decoded by this package keep only what printing needs: Pod is
+//     a slim pod, Object is metadata only, Raw keeps the server's bytes for
+//     JSON and YAML.
+//   - Nothing here starts a goroutine or panics on a strange object: missing
+//     fields print as kubectl prints them ("<none>", "<unknown>").
+package printers
