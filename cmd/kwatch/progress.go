@@ -41,7 +41,7 @@ func newProgress(e *env, what string) *progress {
 	return p
 }
 
-func (p *progress) add(n int64)   { p.n.Add(n) }
+func (p *progress) add(n int64)  { p.n.Add(n) }
 func (p *progress) count() int64 { return p.n.Load() }
 
 // run redraws the line until finish or ctx ends.
