@@ -44,15 +44,19 @@ const startAttempts = 3
 // ready. On error nothing is left running.
 func StartCluster(ctx context.Context, opts ClusterOptions) (*Cluster, error) {
 	c := &Cluster{Dir: opts.Dir}
+	groups.addDir(opts.Dir)
 	var err error
 	if c.PKI, err = NewPKI(opts.Dir); err != nil {
+		c.Stop()
 		return nil, err
 	}
 	tokenFile, err := c.writeTokens()
 	if err != nil {
+		c.Stop()
 		return nil, err
 	}
 	if c.Etcd, err = retry(func() (*Etcd, error) { return StartEtcd(ctx, opts.Binaries.Etcd, opts.Dir) }); err != nil {
+		c.Stop()
 		return nil, err
 	}
 	spec := APIServerSpec{Bin: opts.Binaries.APIServer, Dir: opts.Dir, EtcdURL: c.Etcd.ClientURL,
@@ -120,6 +124,7 @@ func (c *Cluster) Stop() {
 	if c.Etcd != nil {
 		c.Etcd.Stop()
 	}
+	groups.removeDir(c.Dir)
 }
 
 // Check returns an error naming any server of the cluster that has exited.

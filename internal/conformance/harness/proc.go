@@ -114,10 +114,23 @@ var ErrExited = errors.New("server process exited")
 // package state because a signal handler has no other way to reach them.
 type groupSet struct {
 	mu   sync.Mutex
-	pids map[int]bool // leader pid of each live group
+	pids map[int]bool    // leader pid of each live group
+	dirs map[string]bool // scratch directories of running clusters
 }
 
-var groups = &groupSet{pids: map[int]bool{}}
+var groups = &groupSet{pids: map[int]bool{}, dirs: map[string]bool{}}
+
+func (g *groupSet) addDir(dir string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.dirs[dir] = true
+}
+
+func (g *groupSet) removeDir(dir string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.dirs, dir)
+}
 
 func (g *groupSet) add(pid int) {
 	g.mu.Lock()
@@ -131,12 +144,17 @@ func (g *groupSet) remove(pid int) {
 	delete(g.pids, pid)
 }
 
-// KillAll sends SIGKILL to every process group still running. It is for
-// signal handlers and last-resort cleanup; normal code calls Stop.
+// KillAll sends SIGKILL to every process group still running and removes
+// the scratch directories of running clusters (etcd's data is over 100 MB),
+// since a process ending on a signal skips test cleanups. It is for signal
+// handlers; normal code calls Stop.
 func KillAll() {
 	groups.mu.Lock()
 	defer groups.mu.Unlock()
 	for pid := range groups.pids {
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
+	}
+	for dir := range groups.dirs {
+		_ = os.RemoveAll(dir)
 	}
 }

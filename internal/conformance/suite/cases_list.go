@@ -2,6 +2,9 @@ package suite
 
 import (
 	"net/http"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -17,6 +20,7 @@ func listCases() []Case {
 		{Name: "list/label-selector", Run: testLabelSelector},
 		{Name: "list/field-selector", Run: testFieldSelector},
 		{Name: "list/bad-selector-is-400", Run: testBadSelector},
+		{Name: "list/rv-too-large-is-504", Run: testListTooLarge},
 	}
 }
 
@@ -147,4 +151,18 @@ func testBadSelector(t T, e *Env) {
 		require.EqualValues(t, http.StatusBadRequest, se.Code, "%+v: %v", opts, err)
 		require.Equal(t, "BadRequest", se.Reason, "%+v", opts)
 	}
+}
+
+// testListTooLarge: a list at a resourceVersion the server has not reached
+// waits a few seconds for it, then answers 504 Timeout with the cause
+// ResourceVersionTooLarge: a retryable status error.
+func testListTooLarge(t T, e *Env) {
+	rv := createPods(t, e, podNames("t", 1), nil)
+	ahead := strconv.FormatUint(rvNumber(t, rv)+1_000_000, 10)
+	_, err := watch.List[*Pod](e.Ctx, e.Admin, watch.Pods, e.NS, watch.ListOptions{ResourceVersion: ahead})
+	requireStatus(t, err, http.StatusGatewayTimeout, "Timeout", "list ahead of the server")
+	require.True(t, watch.IsRetryable(err), "504 should be retryable")
+	se, _ := watch.AsStatus(err)
+	require.True(t, slices.ContainsFunc(se.Causes, func(c string) bool { return strings.Contains(c, "Too large resource version") }),
+		"causes %q, want one about a too large resource version", se.Causes)
 }

@@ -2,6 +2,7 @@ package suite
 
 import (
 	"io"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -14,6 +15,7 @@ func watchCases() []Case {
 		{Name: "watch/bookmarks", Run: testBookmarks},
 		{Name: "watch/timeout-ends-cleanly", Run: testWatchTimeout},
 		{Name: "watch/streaming-list", Run: testStreamingList},
+		{Name: "watch/from-rv0-replays-state", Run: testWatchFromZero},
 	}
 }
 
@@ -140,4 +142,31 @@ func testStreamingList(t T, e *Env) {
 	ev := nextChange(t, st)
 	require.Equal(t, watch.Added, ev.Type)
 	require.Equal(t, "s-live", ev.Object.Name)
+}
+
+// testWatchFromZero: a watch from resourceVersion "0" starts with an ADDED
+// event per existing pod (the state at some recent RV), then live changes.
+func testWatchFromZero(t T, e *Env) {
+	names := podNames("zero", 3)
+	createPods(t, e, names, nil)
+	// RV 0 may be served from a cache that lags the create: wait until a
+	// list at RV 0 shows every pod, so the watch's start state does too.
+	eventually(t, e, 30*time.Second, "RV 0 list to show every pod", func() bool {
+		page, err := watch.List[*Pod](e.Ctx, e.Admin, watch.Pods, e.NS, watch.ListOptions{ResourceVersion: "0"})
+		require.NoError(t, err)
+		return len(page.Items) == len(names)
+	})
+	st := openWatch[*Pod](t, e, e.Admin, watch.WatchOptions{ResourceVersion: "0"})
+	var got []string
+	for range names {
+		ev := nextChange(t, st)
+		require.Equal(t, watch.Added, ev.Type)
+		got = append(got, ev.Object.Name)
+	}
+	require.ElementsMatch(t, names, got)
+	_, err := e.Kube.CreatePod(e.Ctx, e.NS, "zero-live", nil)
+	require.NoError(t, err)
+	ev := nextChange(t, st)
+	require.Equal(t, watch.Added, ev.Type)
+	require.Equal(t, "zero-live", ev.Object.Name)
 }
