@@ -16,7 +16,7 @@ const benchN = 100_000
 func benchObjects(n int) []obj {
 	out := make([]obj, n)
 	for i := range out {
-		o := mk(fmt.Sprintf("ns-%d", i%(n/100+1)), fmt.Sprintf("pod-%d", i), fmt.Sprintf("app=app-%d", i%10))
+		o := mk(fmt.Sprintf("ns-%d", i%max(n/100, 1)), fmt.Sprintf("pod-%d", i), fmt.Sprintf("app=app-%d", i%10))
 		o.UID = types.UID(fmt.Sprintf("uid-%08d", i))
 		out[i] = o
 	}

@@ -5,6 +5,38 @@ package store
 type indexer[T any] struct {
 	name string
 	fn   IndexFunc[T]
+	// builtinNS marks the built-in namespace index, which values answers
+	// without calling fn so that it costs no slice per call: every write
+	// runs it once for the new object and once for the old.
+	builtinNS bool
+}
+
+// values returns obj's values for this index.
+func (ix *indexer[T]) values(obj T) (valueSet, error) {
+	if !ix.builtinNS {
+		list, err := ix.fn(obj)
+		return valueSet{list: list}, err
+	}
+	ns, err := objectNamespace(obj)
+	return valueSet{one: ns}, err
+}
+
+// valueSet is an object's values for one index: the built-in namespace
+// index's single value inline in one ("" for none), or an index function's
+// answer in list. Keeping the single value out of a slice lets a write
+// carry it on the stack.
+type valueSet struct {
+	one  string
+	list []string
+}
+
+// slice returns the values as a slice, using buf for a single value.
+func (v valueSet) slice(buf *[1]string) []string {
+	if v.one == "" {
+		return v.list
+	}
+	buf[0] = v.one
+	return buf[:]
 }
 
 // contents is one generation of a store's data: the objects and every index
@@ -31,19 +63,21 @@ func newContents[T any](nIndexes, sizeHint int) *contents[T] {
 	return c
 }
 
-// put stores obj under key. vals are obj's values, one slice per indexer,
+// put stores obj under key. vals are obj's values, one per indexer,
 // computed by the caller (outside any lock). It returns the object it
 // replaced, if any.
-func (c *contents[T]) put(key string, obj T, vals [][]string, fns []indexer[T]) (old T, existed bool) {
+func (c *contents[T]) put(key string, obj T, vals []valueSet, fns []indexer[T]) (old T, existed bool) {
 	old, existed = c.items[key]
 	c.items[key] = obj
+	var newBuf, oldBuf [1]string
 	for i, ix := range c.indexes {
+		newVals := vals[i].slice(&newBuf)
 		if !existed {
-			ix.addAll(key, vals[i], nil)
+			ix.addAll(key, newVals, nil)
 			continue
 		}
-		oldVals, err := fns[i].fn(old)
-		ix.update(key, oldVals, err, vals[i])
+		oldSet, err := fns[i].values(old)
+		ix.update(key, oldSet.slice(&oldBuf), err, newVals)
 	}
 	return old, existed
 }
@@ -55,9 +89,10 @@ func (c *contents[T]) remove(key string, fns []indexer[T]) (old T, existed bool)
 		return old, false
 	}
 	delete(c.items, key)
+	var buf [1]string
 	for i, ix := range c.indexes {
-		oldVals, err := fns[i].fn(old)
-		if err != nil || !ix.removeAll(key, oldVals, nil) {
+		oldSet, err := fns[i].values(old)
+		if err != nil || !ix.removeAll(key, oldSet.slice(&buf), nil) {
 			ix.scrub(key)
 		}
 	}

@@ -76,9 +76,10 @@ func requireConsistent[T any](t testing.TB, s *Store[T]) {
 	for i, ixr := range s.indexers {
 		want := map[string][]string{}
 		for k, o := range s.cur.items {
-			vals, err := ixr.fn(o)
+			set, err := ixr.values(o)
 			require.NoError(t, err, "index %q on %q", ixr.name, k)
-			for _, v := range dedup(vals) {
+			var buf [1]string
+			for _, v := range dedup(set.slice(&buf)) {
 				want[v] = append(want[v], k)
 			}
 		}
@@ -122,4 +123,14 @@ func names(objs []obj) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// namespaceIndexFunc is the built-in namespace index as an IndexFunc, for
+// models that rebuild indexes from objects.
+func namespaceIndexFunc[T any](o T) ([]string, error) {
+	ns, err := objectNamespace(o)
+	if err != nil || ns == "" {
+		return nil, err
+	}
+	return []string{ns}, nil
 }

@@ -71,23 +71,19 @@ func isNil(obj any) bool {
 	return false
 }
 
-// namespaceIndexFunc is the built-in NamespaceIndex function. Objects with
-// an empty namespace (cluster-scoped ones) get no value: indexing them all
-// under "" would cost a map entry each and answer nothing List does not.
-// A type without GetNamespace gets no value either, so a store of such a
-// type (with its own Key) works; a nil object is an error.
-func namespaceIndexFunc[T any](obj T) ([]string, error) {
+// objectNamespace returns obj's namespace for the built-in NamespaceIndex.
+// Objects with an empty namespace (cluster-scoped ones) are not indexed:
+// all of them under "" would cost a set entry each and answer nothing List
+// does not. A type without GetNamespace has none, so a store of such a type
+// (with its own Key) works; a nil object is an error.
+func objectNamespace[T any](obj T) (string, error) {
 	o := any(obj)
 	if o == nil || isNil(o) {
-		return nil, fmt.Errorf("store: %w: nil %T", ErrInvalidObject, o)
+		return "", fmt.Errorf("store: %w: nil %T", ErrInvalidObject, o)
 	}
 	n, ok := o.(namespaced)
 	if !ok {
-		return nil, nil
+		return "", nil
 	}
-	ns := n.GetNamespace()
-	if ns == "" {
-		return nil, nil
-	}
-	return []string{ns}, nil
+	return n.GetNamespace(), nil
 }

@@ -25,7 +25,9 @@ func (r *Replacement[T]) Add(obj T) error {
 	if r == nil || r.c == nil {
 		return ErrReplacementDone
 	}
-	key, vals, err := r.s.prepare(obj)
+	var buf [maxStackIndexes]valueSet
+	vals := r.s.valueTable(&buf)
+	key, err := r.s.prepare(obj, vals)
 	if err != nil {
 		return err
 	}

@@ -57,7 +57,7 @@ func New[T any](opts Options[T]) *Store[T] {
 	if s.key == nil {
 		s.key = func(obj T) (string, error) { return MetaKey(obj) }
 	}
-	fns := map[string]IndexFunc[T]{NamespaceIndex: namespaceIndexFunc[T]}
+	fns := map[string]IndexFunc[T]{NamespaceIndex: nil} // nil: the built-in
 	for name, fn := range opts.Indexers {
 		if fn != nil {
 			fns[name] = fn
@@ -65,7 +65,7 @@ func New[T any](opts Options[T]) *Store[T] {
 	}
 	for _, name := range slices.Sorted(maps.Keys(fns)) {
 		s.byName[name] = len(s.indexers)
-		s.indexers = append(s.indexers, indexer[T]{name: name, fn: fns[name]})
+		s.indexers = append(s.indexers, indexer[T]{name: name, fn: fns[name], builtinNS: fns[name] == nil})
 	}
 	s.cur = newContents[T](len(s.indexers), 0)
 	return s
@@ -84,21 +84,35 @@ func (s *Store[T]) Key(obj T) (string, error) {
 	return k, nil
 }
 
-// prepare computes obj's key and index values, before any lock is taken.
-func (s *Store[T]) prepare(obj T) (string, [][]string, error) {
+// maxStackIndexes is how many indexers a write handles without allocating
+// its table of values; stores with more allocate one per write.
+const maxStackIndexes = 4
+
+// prepare computes obj's key and its values for every indexer into vals
+// (len(s.indexers) long), before any lock is taken.
+func (s *Store[T]) prepare(obj T, vals []valueSet) (string, error) {
 	key, err := s.Key(obj)
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
-	vals := make([][]string, len(s.indexers))
-	for i, ix := range s.indexers {
-		v, err := ix.fn(obj)
+	for i := range s.indexers {
+		ix := &s.indexers[i]
+		v, err := ix.values(obj)
 		if err != nil {
-			return "", nil, &IndexError{Index: ix.name, Key: key, Err: err}
+			return "", &IndexError{Index: ix.name, Key: key, Err: err}
 		}
 		vals[i] = v
 	}
-	return key, vals, nil
+	return key, nil
+}
+
+// valueTable returns a table for len(s.indexers) value sets, on buf when
+// it fits.
+func (s *Store[T]) valueTable(buf *[maxStackIndexes]valueSet) []valueSet {
+	if len(s.indexers) <= len(buf) {
+		return buf[:len(s.indexers)]
+	}
+	return make([]valueSet, len(s.indexers))
 }
 
 // Upsert adds obj or replaces the object with its key, and records rv as
@@ -106,7 +120,9 @@ func (s *Store[T]) prepare(obj T) (string, [][]string, error) {
 // the replaced object. If the key or an index function fails, the error is
 // returned (an *IndexError for an index) and the store is unchanged.
 func (s *Store[T]) Upsert(obj T, rv string) (old T, existed bool, err error) {
-	key, vals, err := s.prepare(obj)
+	var buf [maxStackIndexes]valueSet
+	vals := s.valueTable(&buf)
+	key, err := s.prepare(obj, vals)
 	if err != nil {
 		return old, false, err
 	}
