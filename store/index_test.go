@@ -97,7 +97,7 @@ func TestIndexErrorLeavesStoreUnchanged(t *testing.T) {
 	beforeVals := allIndexValues(t, s)
 
 	for _, o := range []obj{
-		mk("ns9", "new", "app=x", "bad=true"),  // add
+		mk("ns9", "new", "app=x", "bad=true"),   // add
 		mk("ns1", "a", "app=moved", "bad=true"), // update
 	} {
 		old, existed, err := s.Upsert(o, "100")
