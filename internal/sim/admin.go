@@ -6,7 +6,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// RequestCounts counts requests by kind.
+// RequestCounts counts requests by kind (a plain value; zero means none).
 type RequestCounts struct {
 	List   uint64 `json:"list"`
 	Watch  uint64 `json:"watch"`
@@ -27,7 +27,8 @@ func (c *RequestCounts) add(o RequestCounts) {
 	c.Delete += o.Delete
 }
 
-// Stats is a snapshot of the server's counters (GET /sim/stats returns it as JSON).
+// Stats is a snapshot of the server's counters (GET /sim/stats returns it as JSON);
+// a plain value taken at one moment.
 type Stats struct {
 	ResourceVersion uint64 `json:"resourceVersion"`
 	// Requests sums ByResource.

@@ -40,6 +40,7 @@ const (
 )
 
 // Fault is one injected misbehaviour; its JSON form is what POST /sim/faults accepts.
+// Type is required; every other zero field has the default its comment gives.
 type Fault struct {
 	Type FaultType `json:"type"`
 	// Match selects requests: "list", "watch", "get", "write" (create, update, patch,

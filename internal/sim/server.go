@@ -12,8 +12,9 @@ import (
 	"time"
 )
 
-// Server is the simulated API server. Create it with New; serve it with Serve or
-// mount Handler in any http.Server. All methods are safe for concurrent use.
+// Server is the simulated API server. Create it with New (the zero value is not
+// usable); serve it with Serve, or mount Handler in any http.Server. All methods are
+// safe for concurrent use.
 type Server struct {
 	opts   Options
 	store  *store
@@ -64,7 +65,8 @@ func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
 
 // Serve serves on ln (TLS with HTTP/2 when Options.TLS) until ctx ends, then ends
 // every open stream, shuts the listener and connections down and returns once every
-// handler has returned. It returns nil after a clean shutdown.
+// handler has returned. It returns nil after a clean shutdown. A Server serves once:
+// after Serve returns, its streams end at once on any listener.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	var active inflight
 	srv := &http.Server{

@@ -41,7 +41,8 @@ type StatusCause struct {
 }
 
 // StatusError is the error the in-process API returns for a failed operation; its
-// Status is exactly what the HTTP API sends. Match with errors.As.
+// Status is exactly what the HTTP API sends. Match with errors.As. It is a value
+// once returned: safe to read from any goroutine.
 type StatusError struct {
 	Status Status
 }

@@ -6,7 +6,8 @@ import (
 	"strconv"
 )
 
-// Object is one stored object as the in-process API returns it.
+// Object is one stored object as the in-process API returns it: a value, safe to
+// keep and share. The zero value means no object.
 type Object struct {
 	Namespace       string
 	Name            string
