@@ -104,9 +104,11 @@ func BenchmarkGet(b *testing.B) {
 // BenchmarkByIndex reads one namespace of 100 objects out of 100k.
 func BenchmarkByIndex(b *testing.B) {
 	s := filled(b, benchObjects(benchN), nil)
+	namespaces, err := s.IndexValues(NamespaceIndex)
+	require.NoError(b, err)
 	i := 0
 	for b.Loop() {
-		objs, _ := s.ByIndex(NamespaceIndex, fmt.Sprintf("ns-%d", i%1000))
+		objs, _ := s.ByIndex(NamespaceIndex, namespaces[i%len(namespaces)])
 		if len(objs) != 100 {
 			b.Fatalf("got %d objects, want 100", len(objs))
 		}
