@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -100,8 +101,10 @@ func TestProcessStopKillsGroup(t *testing.T) {
 func TestProxyCutAndHeal(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
+	var echo sync.WaitGroup
+	echo.Go(func() { echoServer(ln) })
+	defer echo.Wait() // after ln.Close, deferred below
 	defer ln.Close()
-	go echoServer(ln) // ends when ln closes
 	p, err := NewProxy(ln.Addr().String())
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -136,12 +139,16 @@ func dialEcho(t *testing.T, addr string) net.Conn {
 	return c
 }
 
+// echoServer echoes each connection until ln closes, then waits for the
+// connections it accepted to end.
 func echoServer(ln net.Listener) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for {
 		c, err := ln.Accept()
 		if err != nil {
 			return
 		}
-		go func() { _, _ = io.Copy(c, c); c.Close() }()
+		wg.Go(func() { _, _ = io.Copy(c, c); c.Close() })
 	}
 }

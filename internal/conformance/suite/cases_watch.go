@@ -77,7 +77,7 @@ func testBookmarks(t T, e *Env) {
 	rv := createPods(t, e, podNames("b", 1), nil)
 	other := e.NS + "-other"
 	require.NoError(t, e.Kube.CreateNamespace(e.Ctx, other))
-	st := openWatch[*Pod](t, e, e.Admin, watch.WatchOptions{ResourceVersion: rv, AllowBookmarks: true, TimeoutSeconds: 8})
+	st := openWatch[*Pod](t, e, e.Admin, watch.WatchOptions{ResourceVersion: rv, AllowBookmarks: true, TimeoutSeconds: 12})
 	elsewhere, err := e.Kube.CreatePod(e.Ctx, other, "elsewhere", nil)
 	require.NoError(t, err)
 
