@@ -104,7 +104,7 @@ func BenchmarkWatchFanout(b *testing.B) {
 		if h.Server.Stats().TerminatedWatches > 0 {
 			b.Fatal("a watcher fell behind the history")
 		}
-		runtimeGosched()
+		benchPause()
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.N*watchers)/b.Elapsed().Seconds(), "events/s")

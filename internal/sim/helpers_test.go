@@ -221,4 +221,5 @@ func timeAfter(d time.Duration) <-chan time.Time { return time.After(d) }
 
 func strconvU(v uint64) string { return strconv.FormatUint(v, 10) }
 
-func runtimeGosched() { time.Sleep(time.Millisecond) }
+// benchPause yields while a benchmark waits for its watchers to drain (benchmarks only).
+func benchPause() { time.Sleep(time.Millisecond) }
