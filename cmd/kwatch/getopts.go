@@ -94,6 +94,9 @@ func parseGetArgs(args []string, e *env) (*getOptions, error) {
 }
 
 func (o *getOptions) validate(pos []string) error {
+	if len(pos) > 1 && pos[0] == "get" { // "kwatch -A get pods": flags came first
+		pos = pos[1:]
+	}
 	switch len(pos) {
 	case 0:
 		return usagef("name a resource to watch, e.g. \"kwatch pods\" (see kwatch --help)")

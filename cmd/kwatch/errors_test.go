@@ -1,0 +1,125 @@
+package main
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kwatch/kwatch/internal/sim"
+	"github.com/kwatch/kwatch/internal/sim/simtest"
+)
+
+// requireOneLineError checks a failed run: a non-zero status, nothing on
+// stdout, one line on stderr containing each of want, and no stack trace.
+func requireOneLineError(t *testing.T, r result, want ...string) {
+	t.Helper()
+	require.NotEqual(t, 0, r.code, "a failure exits non-zero; stdout: %s", r.stdout)
+	require.Empty(t, r.stdout)
+	lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+	require.Len(t, lines, 1, "one line on stderr, got:\n%s", r.stderr)
+	require.True(t, strings.HasPrefix(lines[0], "kwatch: "), "got %q", lines[0])
+	for _, w := range want {
+		require.Contains(t, lines[0], w)
+	}
+	require.NotContains(t, r.stderr, "goroutine ", "no stack trace")
+}
+
+func TestUnknownResource(t *testing.T) {
+	_, kc := demo(t, sim.Options{})
+	r := kwatch(t, testEnv(t), "get", "flunders", "--kubeconfig", kc)
+	requireOneLineError(t, r, `doesn't have a resource type "flunders"`)
+}
+
+func TestNoCluster(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-kubeconfig")
+	tests := []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{"KUBECONFIG names a missing file", testEnv(t, "KUBECONFIG="+missing), []string{"pods"}},
+		{"empty HOME and no KUBECONFIG", append(testEnv(t), "HOME="), []string{"pods"}},
+		{"--kubeconfig names a missing file", testEnv(t), []string{"pods", "--kubeconfig", missing}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			requireOneLineError(t, kwatch(t, tt.env, tt.args...), "--sim")
+		})
+	}
+}
+
+func TestRefusedCredentials(t *testing.T) {
+	h := simtest.Start(t, sim.Options{BearerToken: "right-token"})
+	wrong := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, os.WriteFile(wrong, simtest.KubeconfigBytes(h.URL, nil, "wrong-token"), 0o600))
+	t.Run("kubeconfig with a wrong token", func(t *testing.T) {
+		requireOneLineError(t, kwatch(t, testEnv(t), "pods", "--kubeconfig", wrong), "401")
+	})
+	t.Run("--server and --token", func(t *testing.T) {
+		requireOneLineError(t, kwatch(t, testEnv(t), "pods", "-s", h.URL, "--token", "nope"), "401")
+	})
+	t.Run("no token at all", func(t *testing.T) {
+		requireOneLineError(t, kwatch(t, testEnv(t), "deploy", "-s", h.URL), "401")
+	})
+	t.Run("--token overrides the kubeconfig's", func(t *testing.T) {
+		r := kwatch(t, testEnv(t), "pods", "--kubeconfig", wrong, "--token", "right-token", "--watch=false")
+		require.Equal(t, 0, r.code, "stderr: %s", r.stderr)
+	})
+}
+
+func TestServerRefusals(t *testing.T) {
+	_, kc := demo(t, sim.Options{})
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bad label selector", []string{"pods", "-l", "app in (", "--kubeconfig", kc}, "400"},
+		{"unsupported field selector", []string{"pods", "--field-selector", "spec.nope=x", "--kubeconfig", kc}, "400"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			requireOneLineError(t, kwatch(t, testEnv(t), tt.args...), tt.want)
+		})
+	}
+}
+
+func TestUnreachableServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close()) // nothing listens there now
+	r := kwatch(t, testEnv(t), "pods", "-s", "http://"+addr, "--request-timeout", "10s")
+	requireOneLineError(t, r, "cannot reach the API server", addr)
+}
+
+func TestBadFlags(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown long flag", []string{"pods", "--bogus"}, "unknown flag --bogus"},
+		{"unknown short flag", []string{"pods", "-Z"}, "unknown flag -Z"},
+		{"missing value", []string{"pods", "-n"}, "flag -n needs a value"},
+		{"bad output", []string{"pods", "-o", "xml"}, `unknown output format "xml"`},
+		{"bad bool", []string{"pods", "--watch=maybe"}, "watch"},
+		{"bad duration", []string{"pods", "--request-timeout", "soon"}, "request-timeout"},
+		{"no resource", []string{"-n", "demo"}, "name a resource"},
+		{"too many arguments", []string{"pods", "a", "b"}, "too many arguments"},
+		{"namespace and all", []string{"pods", "-A", "-n", "x"}, "exclude each other"},
+		{"sim with a server", []string{"pods", "--sim", "-s", "http://x"}, "--sim"},
+		{"sim command argument", []string{"sim", "extra"}, "no arguments"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := kwatch(t, testEnv(t), tt.args...)
+			requireOneLineError(t, r, tt.want)
+			require.Equal(t, exitUsage, r.code)
+		})
+	}
+}
