@@ -2,9 +2,11 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // seeded returns a store holding a few objects across two namespaces and a
@@ -263,4 +265,36 @@ func TestIndexErrorType(t *testing.T) {
 	require.Equal(t, "ns1/x", ie.Key)
 	require.Equal(t, `store: index "err" on object "ns1/x": refusing x`, err.Error())
 	require.NotNil(t, errors.Unwrap(err))
+}
+
+// TestManyIndexers covers stores with more indexers than a write keeps on
+// its stack, over a slim caller type.
+func TestManyIndexers(t *testing.T) {
+	indexers := map[string]IndexFunc[*slim]{}
+	for i := range maxStackIndexes + 2 {
+		indexers[fmt.Sprint("ix", i)] = func(o *slim) ([]string, error) {
+			return []string{fmt.Sprint(o.Node, "-", i)}, nil
+		}
+	}
+	s := New(Options[*slim]{Indexers: indexers})
+	mkSlim := func(name, node string) *slim {
+		return &slim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}, Node: node}
+	}
+	for _, o := range []*slim{mkSlim("a", "n1"), mkSlim("b", "n1"), mkSlim("a", "n2")} {
+		_, _, err := s.Upsert(o, "")
+		require.NoError(t, err)
+		requireConsistent(t, s)
+	}
+	for i := range maxStackIndexes + 2 {
+		keys, err := s.IndexKeys(fmt.Sprint("ix", i), fmt.Sprint("n2-", i))
+		require.NoError(t, err)
+		require.Equal(t, []string{"ns/a"}, keys, "index ix%d", i)
+	}
+	r := s.NewReplacement()
+	require.NoError(t, r.Add(mkSlim("c", "n3")))
+	s.Commit(r, "")
+	requireConsistent(t, s)
+	s.Delete("ns/c", "")
+	requireConsistent(t, s)
+	require.Zero(t, s.Len())
 }
