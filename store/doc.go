@@ -24,7 +24,10 @@
 //   - ResourceVersion is the RV of the last Upsert, Delete, Commit or
 //     SetResourceVersion given a non-empty RV (SetResourceVersion sets any).
 //
-// Cost: an index value held by a single key costs no map of its own; a
-// store with only the namespace index holds per object one map entry for
-// the object and one for its key in its namespace's set.
+// Cost: a store with only the namespace index holds about 90 bytes per
+// object beyond the object itself (its key string, its map entry and its
+// entry in its namespace's set). An index value held by a single key keeps
+// the key inline instead of in a map of its own: a unique index such as
+// one by UID costs about 60 bytes per object this way, against about 320
+// with a map per value (measured by BenchmarkOverhead).
 package store

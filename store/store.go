@@ -12,9 +12,11 @@ import (
 // deterministic function of the object and never return "" without an error.
 type KeyFunc[T any] func(obj T) (string, error)
 
-// IndexFunc returns the values an object is indexed under (none is fine).
-// It must be a deterministic function of the object: the store recomputes
-// an object's old values to remove them on update and delete.
+// IndexFunc returns the values an object is indexed under (none is fine;
+// duplicates count once). It must be a deterministic function of the
+// object: the store recomputes an object's old values, rather than keep a
+// copy per object, to remove them on update and delete. It runs with the
+// store's write lock held for that, so it must not call the store.
 type IndexFunc[T any] func(obj T) ([]string, error)
 
 // NamespaceIndex is the built-in index by GetNamespace(). Objects with an
@@ -38,9 +40,13 @@ type Options[T any] struct {
 // The zero value is not usable; make one with New. All methods are safe for
 // concurrent use. Readers (Get, List, ByIndex, ...) take a shared lock and
 // never block each other; writers (Upsert, Delete, Commit) are meant for a
-// single owner, the informer. Objects handed in become shared: the store
+// single owner, the informer, and compute a new object's key and index
+// values before taking the lock. Objects handed in become shared: the store
 // and every reader see the same value, so nobody may mutate an object after
 // Upsert or one returned by a reader.
+//
+// Most callers read with Get and ByIndex(NamespaceIndex, ns); a relist
+// goes through NewReplacement and Commit.
 type Store[T any] struct {
 	key      KeyFunc[T]     // immutable after New
 	indexers []indexer[T]   // immutable after New; sorted by name
