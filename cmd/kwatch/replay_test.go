@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kwatch/kwatch/internal/sim"
+	"github.com/kwatch/kwatch/internal/sim/simtest"
+)
+
+// replica applies a stream of printed watch events to a map, as a reader
+// of "kwatch -o json --output-watch-events" would.
+type replica struct {
+	mu      sync.Mutex
+	objects map[string]string // namespace/name -> resourceVersion
+	events  map[string]int    // count per event type
+	err     error             // a decoding error or an unknown event type
+	ended   chan struct{}
+}
+
+func replay(r io.Reader) *replica {
+	rp := &replica{objects: map[string]string{}, events: map[string]int{}, ended: make(chan struct{})}
+	go func() { // ends when the process closes its stdout
+		defer close(rp.ended)
+		dec := json.NewDecoder(r)
+		for {
+			var ev struct {
+				Type   string `json:"type"`
+				Object struct {
+					Metadata struct{ Namespace, Name, ResourceVersion string }
+				} `json:"object"`
+			}
+			if err := dec.Decode(&ev); err != nil {
+				if err != io.EOF {
+					rp.fail(err)
+				}
+				return
+			}
+			rp.apply(ev.Type, ev.Object.Metadata.Namespace+"/"+ev.Object.Metadata.Name, ev.Object.Metadata.ResourceVersion)
+		}
+	}()
+	return rp
+}
+
+func (rp *replica) apply(typ, key, rv string) {
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	rp.events[typ]++
+	switch typ {
+	case "ADDED", "MODIFIED":
+		rp.objects[key] = rv
+	case "DELETED":
+		delete(rp.objects, key)
+	default:
+		rp.err = fmt.Errorf("unexpected event type %q for %s", typ, key)
+	}
+}
+
+func (rp *replica) fail(err error) {
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	rp.err = err
+}
+
+func (rp *replica) snapshot() (map[string]string, map[string]int, error) {
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	return maps.Clone(rp.objects), maps.Clone(rp.events), rp.err
+}
+
+// deleteSome deletes n pods straight on the server.
+func deleteSome(t *testing.T, srv *sim.Server, n int) {
+	t.Helper()
+	_, objs, err := srv.Snapshot("pods")
+	require.NoError(t, err)
+	for _, o := range objs {
+		if n == 0 {
+			return
+		}
+		if _, err := srv.Delete("pods", o.Namespace, o.Name); err == nil {
+			n--
+		}
+	}
+}
+
+func serverPods(t *testing.T, srv *sim.Server) map[string]string {
+	t.Helper()
+	_, objs, err := srv.Snapshot("pods")
+	require.NoError(t, err)
+	want := make(map[string]string, len(objs))
+	for k, o := range objs {
+		want[k] = strconv.FormatUint(o.ResourceVersion, 10)
+	}
+	return want
+}
+
+// TestReplayAfterFaults checks the promise of the printed stream: applying
+// its events in order ends with the server's state, through server
+// restarts, cut streams, lost history (410 and relist) and deletes made
+// while kwatch was disconnected.
+func TestReplayAfterFaults(t *testing.T) {
+	h := simtest.Start(t, sim.Options{})
+	srv := h.Server
+	_, err := srv.LoadPods(150, 3, 7)
+	require.NoError(t, err)
+	p := start(t, testEnv(t), "pods", "-A", "-o", "json", "--output-watch-events", "--kubeconfig", h.Kubeconfig(t))
+	rp := replay(p.stdout)
+	eventually(t, "initial list replayed", func() bool { got, _, _ := rp.snapshot(); return len(got) == 150 })
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	churn, err := sim.NewChurn(srv, sim.ChurnOptions{Namespaces: 3, Rate: 200, Events: 1500, Seed: 3})
+	require.NoError(t, err)
+	churnDone := make(chan error, 1)
+	go func() { churnDone <- churn.Run(ctx) }() // waited for below
+
+	// Each fault waits for kwatch to be watching again after the previous.
+	watches := func() uint64 { return srv.Stats().ByResource["pods"].Watch }
+	reconnected := func(after uint64) {
+		eventually(t, "kwatch watches again", func() bool {
+			return watches() > after && srv.Stats().ActiveWatches > 0
+		})
+	}
+	n := watches()
+	srv.DropWatches(false) // a server restart that keeps its history: resume from the last RV
+	reconnected(n)
+
+	n = watches()
+	require.NoError(t, srv.InjectFault(sim.Fault{Type: sim.FaultCutWatch, Match: "watch", Resource: "pods", AfterEvents: 3}))
+	srv.DropWatches(false) // the resumed watch is cut in the middle of a frame
+	reconnected(n + 1)
+
+	// A longer outage: the watch fails for a while, objects are deleted
+	// meanwhile, and the history is gone when it comes back (410, relist).
+	n = watches()
+	require.NoError(t, srv.InjectFault(sim.Fault{Type: sim.FaultError, Match: "watch", Resource: "pods", Code: 503, Count: 2, RetryAfterSeconds: 1}))
+	srv.DropWatches(true)
+	deleteSome(t, srv, 10)
+	reconnected(n + 2)
+
+	n = watches()
+	srv.Compact() // resuming from any earlier RV now gets 410
+	srv.DropWatches(false)
+	reconnected(n)
+
+	n = watches()
+	require.NoError(t, srv.InjectFault(sim.Fault{Type: sim.FaultSplitWrites, Match: "watch", Resource: "pods"}))
+	srv.DropWatches(false)
+	reconnected(n)
+	require.GreaterOrEqual(t, srv.Stats().FaultsInjected, uint64(4), "the faults were applied")
+
+	select {
+	case err := <-churnDone:
+		require.NoError(t, err)
+	case <-time.After(wait):
+		t.Fatalf("churn did not finish within %s", wait)
+	}
+	want := serverPods(t, srv)
+	eventually(t, "printed events replay to the server's state", func() bool {
+		got, _, err := rp.snapshot()
+		require.NoError(t, err)
+		return maps.Equal(got, want)
+	})
+	_, events, _ := rp.snapshot()
+	require.Positive(t, events["DELETED"], "deletes were printed: %v", events)
+	require.Positive(t, events["MODIFIED"], "changes were printed: %v", events)
+
+	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
+	<-rp.ended
+	require.Equal(t, 0, p.wait(), "stderr: %s", p.stderr.String())
+	_, _, err = rp.snapshot()
+	require.NoError(t, err, "the output stays a stream of whole JSON objects to the end")
+}
