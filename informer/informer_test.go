@@ -239,3 +239,30 @@ func TestLateHandlerGetsStoreThenLive(t *testing.T) {
 	require.ElementsMatch(t, []string{"add ns/a@5 initial", "add ns/b@6 initial"}, late.get())
 	reg.Remove()
 }
+
+func TestHostileListsAreBoundedAndRecovered(t *testing.T) {
+	neverEnds := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(200)
+		w.Write([]byte(`{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"10"},"items":[` + podJSON("a", "5")))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}
+	s := newScripted(t,
+		neverEnds, // caught by the idle deadline
+		answer(200, listJSON("10", "loop", podJSON("a", "5"))),
+		answer(200, listJSON("10", "loop", podJSON("b", "6"))), // the same token again: refused
+		answer(200, listJSON("11", "", podJSON("a", "5"), podJSON("c", "7"))),
+		stream(false),
+	)
+	opts := fastOptions(s.srv.URL, t, ListPaged)
+	opts.IdleTimeout = 300 * time.Millisecond
+	inf, err := New(opts)
+	require.NoError(t, err)
+	start(t, inf)
+	q := s.waitRequests(t, 5)
+	require.Equal(t, "11", q[4].Get("resourceVersion"))
+	require.Eventually(t, inf.HasSynced, waitLong, tick)
+	require.Equal(t, map[string]string{"ns/a": "5", "ns/c": "7"}, storeRVs(inf), "nothing from the broken lists reached the store")
+	require.Error(t, inf.Health().LastError)
+}

@@ -23,6 +23,7 @@ func (inf *Informer[T]) list(ctx context.Context, st state) (rv string, continui
 		ResourceVersion:      st.listRV,
 		ResourceVersionMatch: st.listMatch,
 		MetadataOnly:         o.MetadataOnly,
+		IdleTimeout:          max(o.IdleTimeout, 0),
 	}
 	if !st.fullList {
 		opts.Limit = o.PageSize
@@ -37,10 +38,19 @@ func (inf *Informer[T]) list(ctx context.Context, st state) (rv string, continui
 		}
 		return nil
 	}
+	seen := map[string]struct{}{}
 	for {
 		meta, err := watch.ListEach(ctx, o.Client, o.Resource, o.Namespace, opts, add)
 		if err != nil {
 			return "", opts.Continue != "", err
+		}
+		if _, loop := seen[meta.Continue]; loop {
+			// A server handing back a token it gave before would keep us
+			// paging forever.
+			return "", true, fmt.Errorf("list of %s: the server repeated continue token %q: refusing to loop", o.Resource, meta.Continue)
+		}
+		if meta.Continue != "" {
+			seen[meta.Continue] = struct{}{}
 		}
 		if meta.Continue == "" {
 			if meta.ResourceVersion == "" {

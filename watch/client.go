@@ -147,16 +147,35 @@ func ListEach[T Object](ctx context.Context, c *Client, res Resource, ns string,
 	if opts.MetadataOnly {
 		accept = acceptMetaList
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var idle *idleReader
+	if opts.IdleTimeout > 0 {
+		idle = newIdleReader(opts.IdleTimeout, cancel)
+		defer idle.stop()
+	}
 	resp, err := c.get(ctx, res.Path(ns), opts.query(), accept)
 	if err != nil {
+		if idle != nil && idle.expired() {
+			err = ErrIdleTimeout
+		}
 		return ListMeta{}, &OpError{Op: "list", Resource: res.String(), Err: err}
 	}
 	defer resp.Body.Close()
+	var body io.Reader = resp.Body
+	if idle != nil {
+		idle.r = resp.Body
+		idle.touch()
+		body = idle
+	}
 	var eachErr error
-	meta, err := DecodeList(resp.Body, defaultMaxListItem, func(obj T) error {
+	meta, err := DecodeList(body, defaultMaxListItem, func(obj T) error {
 		eachErr = each(obj)
 		return eachErr
 	})
+	if err != nil && idle != nil && idle.expired() {
+		err = ErrIdleTimeout
+	}
 	if err != nil {
 		if eachErr != nil && errors.Is(err, eachErr) {
 			return meta, eachErr

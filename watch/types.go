@@ -125,6 +125,10 @@ type ListOptions struct {
 	// MetadataOnly asks for PartialObjectMetadataList: objects carry only
 	// apiVersion, kind and metadata.
 	MetadataOnly bool
+	// IdleTimeout, when positive, fails the list with ErrIdleTimeout after
+	// that long without a byte from the server, so a body that never ends
+	// cannot hang the caller. Not sent to the server.
+	IdleTimeout time.Duration
 }
 
 func (o ListOptions) query() url.Values {
