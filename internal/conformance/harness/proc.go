@@ -35,7 +35,10 @@ type ProcSpec struct {
 
 // StartProcess starts spec's program in a new process group. The child
 // also gets SIGKILL when this process dies (Linux parent-death signal), so a
-// test binary killed by a timeout does not leave servers behind.
+// test binary killed by a timeout does not leave servers behind. (The
+// signal follows the forking OS thread, not the process; the Go runtime
+// only ends a thread when a goroutine exits while locked to it, which
+// nothing here does.)
 func StartProcess(spec ProcSpec) (*Process, error) {
 	logf, err := os.Create(spec.LogPath)
 	if err != nil {
