@@ -181,3 +181,20 @@ func TestReplayAfterFaults(t *testing.T) {
 	_, _, err = rp.snapshot()
 	require.NoError(t, err, "the output stays a stream of whole JSON objects to the end")
 }
+
+// TestInterruptMidStream interrupts kwatch while changes pour in: the
+// output ends with a whole JSON object and the status is 0.
+func TestInterruptMidStream(t *testing.T) {
+	p := start(t, testEnv(t), "pods", "--sim", "--sim-pods", "200", "--sim-rate", "400",
+		"-o", "json", "--output-watch-events")
+	rp := replay(p.stdout)
+	eventually(t, "changes after the initial list", func() bool {
+		_, events, _ := rp.snapshot()
+		return events["MODIFIED"] > 20
+	})
+	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
+	<-rp.ended
+	require.Equal(t, 0, p.wait(), "stderr: %s", p.stderr.String())
+	_, _, err := rp.snapshot()
+	require.NoError(t, err, "the output is a stream of whole JSON objects")
+}
