@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kwatch/kwatch/informer"
+	"github.com/kwatch/kwatch/watch"
+)
+
+type (
+	podFull     = corev1.Pod
+	partialMeta = metav1.PartialObjectMetadata
+)
+
+// SlimPod is the slim type a user who reads only a few fields would
+// declare: kwatch decodes into it and skips everything else.
+type SlimPod struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		NodeName   string `json:"nodeName,omitempty"`
+		Containers []struct {
+			Name  string `json:"name"`
+			Image string `json:"image,omitempty"`
+		} `json:"containers,omitempty"`
+	} `json:"spec"`
+	Status struct {
+		Phase string `json:"phase,omitempty"`
+		PodIP string `json:"podIP,omitempty"`
+	} `json:"status"`
+}
+
+// kwatchEngine runs one kwatch informer with default options except those
+// Config overrides.
+type kwatchEngine[T watch.Object] struct {
+	inf *informer.Informer[T]
+}
+
+func newKwatch[T watch.Object](cfg Config, p *probe, metaOnly bool) (informerEngine, error) {
+	c, err := watch.NewClient(&watch.Config{Host: cfg.Host})
+	if err != nil {
+		return nil, fmt.Errorf("kwatch client: %w", err)
+	}
+	opts := informer.Options[T]{
+		Client:       c,
+		Resource:     watch.Pods,
+		MetadataOnly: metaOnly,
+		PageSize:     cfg.PageSize,
+		Decoder:      watch.DecoderOptions{Parallelism: cfg.Parallelism},
+		Logger:       slog.New(slog.NewTextHandler(logSink(), &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	switch cfg.ListMode {
+	case "", "auto":
+	case "paged":
+		opts.ListMode = informer.ListPaged
+	default:
+		return nil, fmt.Errorf("engine: unknown list mode %q (want auto or paged)", cfg.ListMode)
+	}
+	inf, err := informer.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	_, err = inf.AddHandler(informer.HandlerFuncs[T]{
+		AddFunc:    func(T, bool) { p.add() },
+		UpdateFunc: func(_, obj T) { p.update(obj.GetAnnotations()) },
+	}, informer.HandlerOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return &kwatchEngine[T]{inf: inf}, nil
+}
+
+func (k *kwatchEngine[T]) run(ctx context.Context) error { return k.inf.Run(ctx) }
+func (k *kwatchEngine[T]) synced() bool                  { return k.inf.HasSynced() }
+func (k *kwatchEngine[T]) len() int                      { return k.inf.Store().Len() }
+
+// logSink is where engine logs go: standard error, which the harness keeps
+// in a log file.
+func logSink() io.Writer { return os.Stderr }
