@@ -2,7 +2,7 @@
 GO ?= go
 RACE ?= -race
 
-.PHONY: all build test test-short vet fuzz bench run sim
+.PHONY: all build test vet run sim soak
 
 all: build
 
@@ -22,3 +22,8 @@ run:
 
 sim:
 	$(GO) run ./cmd/kwatch sim --addr 127.0.0.1:8080
+
+# soak runs the chaos soak; DURATION=10m for a long one.
+DURATION ?= 2m
+soak:
+	$(GO) run ./internal/soak/cmd/soak -duration $(DURATION)

@@ -62,9 +62,9 @@ func (inf *Informer[T]) apply(st state, ev watch.Event[T]) state {
 			inf.stats.storeErrors.Add(1)
 			return st
 		}
-		if _, existed := inf.store.Delete(key, rv); existed {
+		if last, existed := inf.store.Delete(key, rv); existed {
 			for _, r := range inf.handlers {
-				r.q.remove(key, obj, false)
+				r.q.remove(key, last, obj, false)
 			}
 		}
 	}
@@ -100,7 +100,7 @@ func (inf *Informer[T]) commit(repl *store.Replacement[T], rv string) {
 	}
 	for key, prev := range old {
 		for _, r := range inf.handlers {
-			r.q.remove(key, prev, true)
+			r.q.remove(key, prev, prev, true)
 		}
 	}
 	inf.markSyncedLocked()

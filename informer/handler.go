@@ -148,13 +148,18 @@ func (q *handlerQueue[T]) update(key string, old, obj T) {
 	q.mu.Unlock()
 }
 
-func (q *handlerQueue[T]) remove(key string, final T, unknown bool) {
+// remove queues a delete. last is the state the store held (what the
+// handler has seen or has pending); final is the object as deleted.
+func (q *handlerQueue[T]) remove(key string, last, final T, unknown bool) {
 	q.mu.Lock()
 	p, ok := q.items[key]
 	switch {
 	case !ok:
 		p = q.pushLocked(key)
-		p.old, p.oldOK = final, true
+		// old must be the handler's view, not the final state: if the key
+		// is re-created before delivery, the handler gets OnUpdate(old, new)
+		// from what it really saw.
+		p.old, p.oldOK = last, true
 	case !p.oldOK:
 		// Added and deleted before the handler saw it: nothing to say.
 		delete(q.items, key)

@@ -61,16 +61,16 @@ func TestHandlerQueueCoalesces(t *testing.T) {
 		}, []string{"update a@1->3"}},
 		{"add then delete leaves nothing", func(q *handlerQueue[*obj]) {
 			q.add("a", o("a", "1"), false)
-			q.remove("a", o("a", "2"), false)
+			q.remove("a", o("a", "0"), o("a", "2"), false)
 		}, nil},
 		{"update then delete delivers the delete with the final state", func(q *handlerQueue[*obj]) {
 			q.update("a", o("a", "1"), o("a", "2"))
-			q.remove("a", o("a", "3"), true)
+			q.remove("a", o("a", "0"), o("a", "3"), true)
 		}, []string{"delete a@3 unknown=true"}},
 		{"delete then re-create is an update from the state the handler saw", func(q *handlerQueue[*obj]) {
-			q.remove("a", o("a", "1"), false)
+			q.remove("a", o("a", "0"), o("a", "1"), false)
 			q.add("a", o("a", "5"), false)
-		}, []string{"update a@1->5"}},
+		}, []string{"update a@0->5"}},
 		{"keys keep first-arrival order", func(q *handlerQueue[*obj]) {
 			q.add("a", o("a", "1"), false)
 			q.add("b", o("b", "2"), false)
@@ -103,7 +103,7 @@ func TestHandlerQueueBoundedByKeys(t *testing.T) {
 		if i%10 == 0 {
 			tmp := fmt.Sprintf("tmp%d", i)
 			q.add(tmp, &obj{tmp, "1"}, false)
-			q.remove(tmp, &obj{tmp, "2"}, false)
+			q.remove(tmp, &obj{tmp, "1"}, &obj{tmp, "2"}, false)
 		}
 	}
 	q.mu.Lock()

@@ -1,0 +1,56 @@
+package soak
+
+import (
+	"io"
+	"log/slog"
+	"time"
+)
+
+// Config shapes a soak run. Zero fields take the defaults given.
+type Config struct {
+	Duration   time.Duration // whole run; 1 minute
+	Pods       int           // names churned over (about half exist at a time); 400
+	Namespaces int           // 4
+	Rate       int           // writes per second during churn; 400
+	// Cycle is how long each churn-and-fault phase lasts; 1 s.
+	Cycle time.Duration
+	// ConvergeBound is how long informers get to converge after a cycle
+	// before the objects still wrong count as lost; 60 s.
+	ConvergeBound time.Duration
+	Workers       int    // workqueue workers; 4
+	Seed          uint64 // 1
+	// Out receives progress lines and the summary; nil discards them.
+	Out io.Writer
+	// Logger receives the informers' logs; nil discards them.
+	Logger *slog.Logger
+}
+
+func (c *Config) defaults() {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&c.Pods, 400)
+	def(&c.Namespaces, 4)
+	def(&c.Rate, 400)
+	def(&c.Workers, 4)
+	if c.Duration <= 0 {
+		c.Duration = time.Minute
+	}
+	if c.Cycle <= 0 {
+		c.Cycle = time.Second
+	}
+	if c.ConvergeBound <= 0 {
+		c.ConvergeBound = time.Minute
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+	if c.Out == nil {
+		c.Out = io.Discard
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}

@@ -1,0 +1,331 @@
+package soak
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kwatch/kwatch/informer"
+	"github.com/kwatch/kwatch/internal/backoff"
+	"github.com/kwatch/kwatch/internal/chaosnet"
+	"github.com/kwatch/kwatch/internal/sim"
+	"github.com/kwatch/kwatch/queue"
+	"github.com/kwatch/kwatch/watch"
+)
+
+// spec is one informer of the soak and the part of the server it mirrors.
+type spec struct {
+	name      string
+	namespace string
+	app       string // label selector app=<app>; "" for none
+	mode      informer.ListMode
+}
+
+var specs = []spec{
+	{name: "all/streaming", mode: informer.ListAuto},
+	{name: "all/paged", mode: informer.ListPaged},
+	{name: "ns-001/paged", namespace: "ns-001", mode: informer.ListPaged},
+	{name: "app=web/streaming", app: "web", mode: informer.ListAuto},
+}
+
+type engine struct {
+	spec
+	inf    *informer.Informer[*pod]
+	mirror *mirror
+}
+
+// run holds one soak's moving parts.
+type run struct {
+	cfg     Config
+	srv     *sim.Server
+	proxy   *chaosnet.Proxy
+	engines []*engine
+	runner  *queue.Runner[string]
+	rng     *rand.Rand
+	writes  atomic.Int64
+	sum     Summary
+}
+
+// Run runs a soak and returns its summary; the error says what failed.
+func Run(ctx context.Context, cfg Config) (Summary, error) {
+	cfg.defaults()
+	baseGoroutines := runtime.NumGoroutine()
+	r := &run{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 7)), sum: Summary{Faults: map[string]int{}}}
+	var err error
+	// A small history keeps the in-process server's own memory flat.
+	if r.srv, err = sim.New(sim.Options{HistorySize: 2000, BookmarkInterval: 500 * time.Millisecond, Seed: cfg.Seed}); err != nil {
+		return r.sum, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	stop := func() { cancel(); wg.Wait() }
+	proxyAddr, err := r.serve(ctx, &wg)
+	if err != nil {
+		stop()
+		return r.sum, err
+	}
+	if err := r.build(proxyAddr); err != nil {
+		stop()
+		return r.sum, err
+	}
+	r.start(ctx, &wg)
+	runErr := r.cycles(ctx)
+	stop()
+	r.sum.GoroutinesBefore = baseGoroutines
+	r.sum.GoroutinesAfter = settleGoroutines(baseGoroutines)
+	r.finish()
+	fmt.Fprint(cfg.Out, r.sum.String())
+	if runErr != nil {
+		return r.sum, runErr
+	}
+	return r.sum, r.sum.verdict()
+}
+
+// serve starts the server and the proxy in front of it.
+func (r *run) serve(ctx context.Context, wg *sync.WaitGroup) (string, error) {
+	srvLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	proxyLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		srvLn.Close()
+		return "", err
+	}
+	r.proxy = chaosnet.New(srvLn.Addr().String())
+	wg.Add(2)
+	go func() { defer wg.Done(); _ = r.srv.Serve(ctx, srvLn) }()
+	go func() { defer wg.Done(); _ = r.proxy.Serve(ctx, proxyLn) }()
+	return proxyLn.Addr().String(), nil
+}
+
+func (r *run) build(addr string) error {
+	c, err := watch.NewClient(&watch.Config{Host: "http://" + addr})
+	if err != nil {
+		return err
+	}
+	var reconciles atomic.Int64
+	r.runner, err = queue.NewRunner(queue.RunnerOptions[string]{
+		Workers: r.cfg.Workers,
+		Reconcile: func(ctx context.Context, key string) (queue.Result, error) {
+			reconciles.Add(1)
+			return queue.Result{}, nil
+		},
+	})
+	if err != nil {
+		return err
+	}
+	r.sum.reconciles = &reconciles
+	for _, s := range specs {
+		opts := informer.Options[*pod]{
+			Client: c, Resource: watch.Pods, Namespace: s.namespace, ListMode: s.mode, PageSize: 50,
+			Backoff:         backoff.Options{Initial: 50 * time.Millisecond, Max: time.Second},
+			IdleTimeout:     2 * time.Second,
+			MinWatchTimeout: 20 * time.Second,
+			Logger:          r.cfg.Logger,
+		}
+		if s.app != "" {
+			opts.LabelSelector = "app=" + s.app
+		}
+		inf, err := informer.New(opts)
+		if err != nil {
+			return err
+		}
+		m := newMirror(r.runner.Add)
+		if _, err := inf.AddHandler(m, informer.HandlerOptions{}); err != nil {
+			return err
+		}
+		r.engines = append(r.engines, &engine{spec: s, inf: inf, mirror: m})
+	}
+	return nil
+}
+
+func (r *run) start(ctx context.Context, wg *sync.WaitGroup) {
+	for _, e := range r.engines {
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = e.inf.Run(ctx) }()
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = r.runner.Run(ctx) }()
+}
+
+// cycles alternates churn-with-a-fault and quiet convergence until the
+// duration is spent.
+func (r *run) cycles(ctx context.Context) error {
+	for _, e := range r.engines {
+		wctx, cancel := context.WithTimeout(ctx, r.cfg.ConvergeBound)
+		ok := e.inf.WaitForSync(wctx)
+		cancel()
+		if !ok {
+			return fmt.Errorf("informer %s did not sync within %v", e.name, r.cfg.ConvergeBound)
+		}
+	}
+	end := time.Now().Add(r.cfg.Duration)
+	for time.Now().Before(end) && ctx.Err() == nil {
+		f := faults[r.rng.IntN(len(faults))]
+		if err := r.churn(ctx, f); err != nil {
+			return err
+		}
+		r.srv.ClearFaults()
+		took, lost := r.converge(ctx)
+		r.sum.Convergence = append(r.sum.Convergence, took)
+		r.sum.Lost += lost
+		if lost > 0 {
+			fmt.Fprintf(r.cfg.Out, "cycle %d (%s): %d objects did not converge within %v\n", r.sum.Cycles, f.name, lost, r.cfg.ConvergeBound)
+		}
+		r.sum.Cycles++
+		r.sampleHeap()
+	}
+	return ctx.Err()
+}
+
+// churn writes at the configured rate for one cycle and injects f halfway.
+func (r *run) churn(ctx context.Context, f fault) error {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	perTick := max(r.cfg.Rate/100, 1)
+	end := time.Now().Add(r.cfg.Cycle)
+	injected := false
+	for time.Now().Before(end) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+		if !injected && time.Until(end) < r.cfg.Cycle/2 {
+			if err := f.do(r.srv, r.proxy, r.rng); err != nil {
+				return fmt.Errorf("fault %s: %w", f.name, err)
+			}
+			r.sum.Faults[f.name]++
+			injected = true
+		}
+		for i := 0; i < perTick; i++ {
+			if err := r.write(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (r *run) write() error {
+	ns := fmt.Sprintf("ns-%03d", r.rng.IntN(r.cfg.Namespaces))
+	name := fmt.Sprintf("pod-%d", r.rng.IntN(r.cfg.Pods))
+	r.writes.Add(1)
+	if r.rng.IntN(10) < 3 {
+		_, err := r.srv.Delete("pods", ns, name)
+		if err != nil && !isNotFound(err) {
+			return fmt.Errorf("delete %s/%s: %w", ns, name, err)
+		}
+		return nil
+	}
+	app := []string{"web", "db"}[r.rng.IntN(2)]
+	_, err := r.srv.PutPod(sim.Pod{Namespace: ns, Name: name, App: app, NodeName: "node-1", Restarts: int32(r.rng.IntN(1000))})
+	return err
+}
+
+func isNotFound(err error) bool {
+	var se *sim.StatusError
+	return errors.As(err, &se) && se.Status.Code == 404
+}
+
+// converge waits until every informer's store and handler replay equal the
+// server's state for its selection; it returns how long that took and how
+// many objects were still wrong at the bound.
+func (r *run) converge(ctx context.Context) (time.Duration, int) {
+	start := time.Now()
+	want := r.expected()
+	for {
+		wrong := 0
+		for i, e := range r.engines {
+			wrong += diff(storeState(e.inf), want[i]) + diff(e.mirror.snapshot(), want[i])
+		}
+		if wrong == 0 {
+			return time.Since(start), 0
+		}
+		if time.Since(start) > r.cfg.ConvergeBound || ctx.Err() != nil {
+			return time.Since(start), wrong
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// expected is each engine's share of the server's pods: key -> RV.
+func (r *run) expected() []map[string]string {
+	_, objs, _ := r.srv.Snapshot("pods")
+	out := make([]map[string]string, len(r.engines))
+	for i := range out {
+		out[i] = map[string]string{}
+	}
+	for _, o := range objs {
+		app := appLabel(o.JSON)
+		for i, e := range r.engines {
+			if (e.namespace == "" || e.namespace == o.Namespace) && (e.app == "" || e.app == app) {
+				out[i][o.Namespace+"/"+o.Name] = strconv.FormatUint(o.ResourceVersion, 10)
+			}
+		}
+	}
+	return out
+}
+
+func appLabel(raw []byte) string {
+	var m struct {
+		Metadata struct {
+			Labels map[string]string `json:"labels"`
+		} `json:"metadata"`
+	}
+	_ = json.Unmarshal(raw, &m)
+	return m.Metadata.Labels["app"]
+}
+
+func storeState(inf *informer.Informer[*pod]) map[string]string {
+	out := map[string]string{}
+	for k, p := range inf.Store().Snapshot() {
+		out[k] = p.ResourceVersion
+	}
+	return out
+}
+
+func (r *run) sampleHeap() {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	r.sum.HeapSamples = append(r.sum.HeapSamples, ms.HeapAlloc)
+}
+
+func settleGoroutines(base int) int {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n := runtime.NumGoroutine()
+		if n <= base || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (r *run) finish() {
+	r.sum.Duration = r.cfg.Duration
+	r.sum.Writes = r.writes.Load()
+	for _, e := range r.engines {
+		st := e.inf.Stats()
+		r.sum.Events += st.Events
+		r.sum.Relists += st.Relists
+		r.sum.Watches += st.Watches
+		r.sum.IdleTimeouts += st.IdleTimeouts
+		e.mirror.mu.Lock()
+		r.sum.Violations = append(r.sum.Violations, e.mirror.violations...)
+		r.sum.Deletes += e.mirror.deletes
+		r.sum.Tombstones += e.mirror.tombstones
+		e.mirror.mu.Unlock()
+	}
+	r.sum.Reconciles = r.sum.reconciles.Load()
+}
