@@ -152,6 +152,10 @@ func TestOtherResources(t *testing.T) {
 	r := kwatch(t, testEnv(t), "deploy", "-o", "name", "--watch=false", "--kubeconfig", kc)
 	require.Equal(t, 0, r.code, "stderr: %s", r.stderr)
 	require.Empty(t, r.stdout, "no deployments")
+	r = kwatch(t, testEnv(t), "deploy", "--watch=false", "--kubeconfig", kc)
+	require.Equal(t, 0, r.code, "stderr: %s", r.stderr)
+	require.Empty(t, r.stdout, "no table for an empty list")
+	require.Equal(t, "No resources found in default namespace.\n", r.stderr)
 }
 
 // TestWatchTable follows a watch: the initial list as ADDED rows, then a

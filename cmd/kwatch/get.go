@@ -105,9 +105,9 @@ func connect(ctx context.Context, g *group, e *env, o *getOptions) (*target, err
 	return t, probe(pctx, t, o)
 }
 
-// logger is the informer's: quiet unless -v, always on stderr.
+// logger is the informer's, on stderr: errors only, everything with -v.
 func logger(e *env, o *getOptions) *slog.Logger {
-	level := slog.LevelError + 1 // the CLI reports problems itself
+	level := slog.LevelError // failures the CLI cannot report itself (a handler panic)
 	if o.verbose {
 		level = slog.LevelDebug
 	}

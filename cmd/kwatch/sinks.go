@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -14,9 +15,16 @@ import (
 type tableSink[T any] struct {
 	table *printers.Table
 	cells func(obj T, now time.Time) []string
+	// empty, when set, replaces the header of an empty first batch: listing
+	// once, kubectl says "No resources found" on stderr and prints nothing.
+	empty func()
 }
 
 func (s *tableSink[T]) write(batch []change[T]) error {
+	if len(batch) == 0 && !s.table.Started() && s.empty != nil {
+		s.empty()
+		return nil
+	}
 	now := time.Now()
 	rows := make([]printers.Row, len(batch))
 	for i, c := range batch {
@@ -55,7 +63,12 @@ var (
 )
 
 // newTable builds the table for o's output, with NAMESPACE first for -A.
+// Minimum widths apply only while watching; a list printed once is sized
+// to its cells, as kubectl sizes it.
 func newTable(out io.Writer, e *env, o *getOptions, t *target, headers []string, mins []int) *printers.Table {
+	if !o.watch {
+		mins = nil
+	}
 	if t.allNamespaces {
 		headers = append([]string{"NAMESPACE"}, headers...)
 		mins = append([]int{0}, mins...)
@@ -91,6 +104,7 @@ func podTable(out io.Writer, e *env, o *getOptions, t *target) sink[*printers.Po
 	}
 	return &tableSink[*printers.Pod]{
 		table: newTable(out, e, o, t, headers, mins),
+		empty: noResources(e, o, t),
 		cells: func(p *printers.Pod, now time.Time) []string {
 			return withNamespace(t, p.Namespace, printers.PodRow(p, now, wide))
 		},
@@ -101,10 +115,24 @@ func podTable(out io.Writer, e *env, o *getOptions, t *target) sink[*printers.Po
 func metaTable(out io.Writer, e *env, o *getOptions, t *target) sink[*printers.Object] {
 	return &tableSink[*printers.Object]{
 		table: newTable(out, e, o, t, []string{"NAME", "AGE"}, nil),
+		empty: noResources(e, o, t),
 		cells: func(m *printers.Object, now time.Time) []string {
 			return withNamespace(t, m.Namespace, []string{m.Name, printers.Age(m.CreationTimestamp, now)})
 		},
 	}
+}
+
+// noResources is kubectl's message for an empty list printed once; nil
+// while watching, where the header shows that kwatch waits for changes.
+func noResources(e *env, o *getOptions, t *target) func() {
+	if o.watch {
+		return nil
+	}
+	msg := "No resources found"
+	if t.namespace != "" {
+		msg += " in " + t.namespace + " namespace"
+	}
+	return func() { fmt.Fprintln(e.stderr, msg+".") }
 }
 
 // kindName is how -o name names a resource's objects: "pod",
