@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -117,9 +119,18 @@ func transient(err error) bool {
 	if se, ok := watch.AsStatus(err); ok {
 		return watch.IsRetryable(se)
 	}
-	var dnsErr *net.DNSError
+	var (
+		dnsErr    *net.DNSError
+		verifyErr *tls.CertificateVerificationError
+		authErr   x509.UnknownAuthorityError
+		hostErr   x509.HostnameError
+	)
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED), errors.As(err, &dnsErr) && dnsErr.IsNotFound:
+		return false
+	case errors.As(err, &verifyErr), errors.As(err, &authErr), errors.As(err, &hostErr):
+		return false // a certificate does not fix itself
+	case errors.Is(err, watch.ErrInsecureCredentials):
 		return false
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return false
@@ -158,6 +169,9 @@ func describe(ctx context.Context, err error, host string) error {
 		default:
 			return fmt.Errorf("the server at %s answered %d %s: %s", host, se.Code, se.Reason, msg)
 		}
+	}
+	if errors.Is(err, watch.ErrInsecureCredentials) {
+		return fmt.Errorf("%w: %s (use https, or a loopback address)", watch.ErrInsecureCredentials, host)
 	}
 	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded {
 		return fmt.Errorf("no answer from the API server at %s in time (raise --request-timeout): %w", host, err)

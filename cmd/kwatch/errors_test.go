@@ -123,3 +123,29 @@ func TestBadFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestServerNotAnswering: a server that stalls or keeps failing before the
+// first list ends the command after --request-timeout, saying why.
+func TestServerNotAnswering(t *testing.T) {
+	tests := []struct {
+		name  string
+		fault sim.Fault
+		want  string
+	}{
+		{"stalled lists", sim.Fault{Type: sim.FaultStall, Match: "list", Count: -1}, "raise --request-timeout"},
+		{"failing lists", sim.Fault{Type: sim.FaultError, Match: "list", Code: 503, Count: -1}, "503"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, kc := demo(t, sim.Options{})
+			require.NoError(t, h.Server.InjectFault(tt.fault))
+			r := kwatch(t, testEnv(t), "pods", "--request-timeout", "2s", "--kubeconfig", kc)
+			requireOneLineError(t, r, tt.want)
+		})
+	}
+}
+
+func TestPlainHTTPTokenToRemoteHost(t *testing.T) {
+	r := kwatch(t, testEnv(t), "pods", "-s", "http://192.0.2.1:6443", "--token", "t", "--request-timeout", "5s")
+	requireOneLineError(t, r, "refusing to send credentials")
+}

@@ -78,6 +78,44 @@ func (rp *replica) snapshot() (map[string]string, map[string]int, error) {
 	return maps.Clone(rp.objects), maps.Clone(rp.events), rp.err
 }
 
+// injectFaults disconnects kwatch in every way the simulator knows, one
+// after another, each once kwatch is watching again after the previous.
+func injectFaults(t *testing.T, srv *sim.Server) {
+	t.Helper()
+	watches := func() uint64 { return srv.Stats().ByResource["pods"].Watch }
+	reconnected := func(after uint64) {
+		eventually(t, "kwatch watches again", func() bool {
+			return watches() > after && srv.Stats().ActiveWatches > 0
+		})
+	}
+	n := watches()
+	srv.DropWatches(false) // a server restart that keeps its history: resume from the last RV
+	reconnected(n)
+
+	n = watches()
+	require.NoError(t, srv.InjectFault(sim.Fault{Type: sim.FaultCutWatch, Match: "watch", Resource: "pods", AfterEvents: 3}))
+	srv.DropWatches(false) // the resumed watch is cut in the middle of a frame
+	reconnected(n + 1)
+
+	// A longer outage: the watch fails for a while, objects are deleted
+	// meanwhile, and the history is gone when it comes back (410, relist).
+	n = watches()
+	require.NoError(t, srv.InjectFault(sim.Fault{Type: sim.FaultError, Match: "watch", Resource: "pods", Code: 503, Count: 2, RetryAfterSeconds: 1}))
+	srv.DropWatches(true)
+	deleteSome(t, srv, 10)
+	reconnected(n + 2)
+
+	n = watches()
+	srv.Compact() // resuming from any earlier RV now gets 410
+	srv.DropWatches(false)
+	reconnected(n)
+
+	n = watches()
+	require.NoError(t, srv.InjectFault(sim.Fault{Type: sim.FaultSplitWrites, Match: "watch", Resource: "pods"}))
+	srv.DropWatches(false)
+	reconnected(n)
+}
+
 // deleteSome deletes n pods straight on the server.
 func deleteSome(t *testing.T, srv *sim.Server, n int) {
 	t.Helper()
@@ -124,39 +162,7 @@ func TestReplayAfterFaults(t *testing.T) {
 	churnDone := make(chan error, 1)
 	go func() { churnDone <- churn.Run(ctx) }() // waited for below
 
-	// Each fault waits for kwatch to be watching again after the previous.
-	watches := func() uint64 { return srv.Stats().ByResource["pods"].Watch }
-	reconnected := func(after uint64) {
-		eventually(t, "kwatch watches again", func() bool {
-			return watches() > after && srv.Stats().ActiveWatches > 0
-		})
-	}
-	n := watches()
-	srv.DropWatches(false) // a server restart that keeps its history: resume from the last RV
-	reconnected(n)
-
-	n = watches()
-	require.NoError(t, srv.InjectFault(sim.Fault{Type: sim.FaultCutWatch, Match: "watch", Resource: "pods", AfterEvents: 3}))
-	srv.DropWatches(false) // the resumed watch is cut in the middle of a frame
-	reconnected(n + 1)
-
-	// A longer outage: the watch fails for a while, objects are deleted
-	// meanwhile, and the history is gone when it comes back (410, relist).
-	n = watches()
-	require.NoError(t, srv.InjectFault(sim.Fault{Type: sim.FaultError, Match: "watch", Resource: "pods", Code: 503, Count: 2, RetryAfterSeconds: 1}))
-	srv.DropWatches(true)
-	deleteSome(t, srv, 10)
-	reconnected(n + 2)
-
-	n = watches()
-	srv.Compact() // resuming from any earlier RV now gets 410
-	srv.DropWatches(false)
-	reconnected(n)
-
-	n = watches()
-	require.NoError(t, srv.InjectFault(sim.Fault{Type: sim.FaultSplitWrites, Match: "watch", Resource: "pods"}))
-	srv.DropWatches(false)
-	reconnected(n)
+	injectFaults(t, srv)
 	require.GreaterOrEqual(t, srv.Stats().FaultsInjected, uint64(4), "the faults were applied")
 
 	select {
