@@ -2,7 +2,7 @@
 GO ?= go
 RACE ?= -race
 
-.PHONY: all build test vet run sim soak
+.PHONY: all build test vet run sim soak conformance fuzz ci
 
 all: build
 
@@ -15,6 +15,28 @@ test: vet
 
 vet:
 	$(GO) vet ./...
+
+# conformance runs the same suite against a real kube-apiserver and etcd
+# (built from source once, about 15 minutes on 2 cores, then cached) and
+# against the simulator. KWATCH_CONFORMANCE_REAL=0 skips the real server.
+conformance:
+	cd internal/conformance && $(GO) test $(RACE) -count=1 -v -timeout 60m ./...
+
+# fuzz runs every fuzz target for FUZZTIME each (their seed corpora also run
+# as ordinary tests in make test).
+FUZZTIME ?= 10s
+FUZZ_TARGETS = ./watch:FuzzFramer ./watch:FuzzDecoder ./watch:FuzzDecodeList ./watch:FuzzKubeconfig \
+	./store:FuzzStoreOps ./store:FuzzMetaKey ./queue:FuzzEscapeLabelValue \
+	./internal/sim:FuzzParseQueries ./internal/sim:FuzzDecodeContinue ./internal/sim:FuzzApplyPatch
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$pkg $$name"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -parallel 2 $$pkg || exit 1; \
+	done
+
+# ci is what .ci/run runs: every test, short fuzzing, then conformance.
+ci: test fuzz conformance
 
 # run is the README's main command: kwatch pods against the simulated cluster.
 run:
