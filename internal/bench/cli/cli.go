@@ -1,13 +1,6 @@
-// Command bench runs kwatch and client-go side by side against the
-// simulated API server and writes the results as JSON, Markdown and an SVG
-// latency chart.
-//
-//	go run ./cmd/bench -quick     # smoke run, under two minutes
-//	go run ./cmd/bench            # full run: 10,000 and 100,000 pods
-//
-// The same binary is the engine process (-role=engine, driven over stdin
-// and stdout by the harness) and the workqueue benchmark (-role=queue).
-package main
+// Package cli is cmd/bench's command line, in a package so that tests can
+// run the same roles from their own binary.
+package cli
 
 import (
 	"context"
@@ -26,28 +19,35 @@ import (
 	"github.com/kwatch/kwatch/internal/bench/report"
 )
 
-func main() {
+// Main runs the command with args (without the program name) and returns
+// its exit code. The roles: harness (the default) runs the benchmark;
+// engine serves one informer to the harness over stdin and stdout; queue
+// runs one workqueue measurement and prints it as JSON.
+func Main(args []string) int {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var (
-		role = flag.String("role", "harness", "harness, engine or queue")
+		role = fs.String("role", "harness", "harness, engine or queue")
 		// harness
-		quick      = flag.Bool("quick", false, "smoke run (under two minutes)")
-		out        = flag.String("out", "results", "directory for the result files")
-		rows       = flag.String("rows", "", "comma-separated row names to run (default: all)")
-		tune       = flag.Bool("tune", false, "add kwatch tuning rows (decoder parallelism, page size)")
-		pods       = flag.String("pods", "", "comma-separated pod counts, overriding the mode's")
-		runs       = flag.Int("runs", 0, "runs for main rows, overriding the mode's")
-		profileDir = flag.String("profile-dir", "", "write CPU profiles of each row's first run here")
-		noQueue    = flag.Bool("no-queue", false, "skip the workqueue scenario")
+		quick      = fs.Bool("quick", false, "smoke run (under two minutes)")
+		out        = fs.String("out", "results", "directory for the result files")
+		rows       = fs.String("rows", "", "comma-separated row names to run (default: all)")
+		tune       = fs.Bool("tune", false, "add kwatch tuning rows (decoder parallelism, page size)")
+		pods       = fs.String("pods", "", "comma-separated pod counts, overriding the mode's")
+		runs       = fs.Int("runs", 0, "runs for main rows, overriding the mode's")
+		profileDir = fs.String("profile-dir", "", "write CPU profiles of each row's first run here")
+		noQueue    = fs.Bool("no-queue", false, "skip the workqueue scenario")
 		// engine and queue
-		eng      = flag.String("engine", "", "engine to run (engine and queue roles)")
-		host     = flag.String("host", "", "API server URL (engine role)")
-		listMode = flag.String("list-mode", "", "kwatch list mode: auto or paged")
-		pageSize = flag.Int64("page-size", 0, "kwatch page size (0: default)")
-		par      = flag.Int("parallelism", 0, "kwatch decoder parallelism (0: default)")
-		workers  = flag.Int("workers", 1, "workqueue workers (queue role)")
-		items    = flag.Int("items", 100000, "workqueue items (queue role)")
+		eng      = fs.String("engine", "", "engine to run (engine and queue roles)")
+		host     = fs.String("host", "", "API server URL (engine role)")
+		listMode = fs.String("list-mode", "", "kwatch list mode: auto or paged")
+		pageSize = fs.Int64("page-size", 0, "kwatch page size (0: default)")
+		par      = fs.Int("parallelism", 0, "kwatch decoder parallelism (0: default)")
+		workers  = fs.Int("workers", 1, "workqueue workers (queue role)")
+		items    = fs.Int("items", 100000, "workqueue items (queue role)")
 	)
-	flag.Parse()
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var err error
@@ -71,8 +71,9 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
 
 func runQueue(eng string, workers, items int) error {

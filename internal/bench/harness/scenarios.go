@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/kwatch/kwatch/internal/bench/report"
@@ -19,6 +20,15 @@ type engineRun struct {
 }
 
 var phaseSeq atomic.Int64
+
+// selfCPU is the user+sys CPU of the harness process (the servers) so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 func nextID(phase string) string {
 	return phase + "-" + strconv.FormatInt(phaseSeq.Add(1), 10)
@@ -110,11 +120,13 @@ func (r *runner) throughput(ctx context.Context) error {
 			return err
 		}
 	}
+	cpu0 := selfCPU()
 	opened := r.be.gate.open()
 	res, err := r.wait()
 	if err != nil {
 		return err
 	}
+	r.set("tput_server_cpu_us_per_event", float64(selfCPU()-cpu0)/1e3/float64(n))
 	r.set("tput_events_per_s", float64(n)/(float64(res.DoneNS-opened)/1e9))
 	r.set("tput_cpu_us_per_event", float64(res.CPUNS)/1e3/float64(n))
 	r.set("tput_handler_calls", float64(res.Calls))

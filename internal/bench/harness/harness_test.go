@@ -1,0 +1,101 @@
+package harness_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kwatch/kwatch/internal/bench/cli"
+	"github.com/kwatch/kwatch/internal/bench/harness"
+	"github.com/kwatch/kwatch/internal/bench/report"
+)
+
+// TestMain lets this test binary be the engine processes the harness
+// starts: they are run with -role=engine or -role=queue.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && strings.HasPrefix(os.Args[1], "-role=") {
+		os.Exit(cli.Main(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// tiny is the harness at toy size: every scenario, every row (only the main
+// pair in -short mode), one run.
+func tiny(t *testing.T) harness.Config {
+	cfg := harness.Quick()
+	cfg.Mode, cfg.PodCounts = "test", []int{200}
+	cfg.ThroughputEvents, cfg.LatencyEvents, cfg.LatencyRate = 2000, 200, 1000
+	cfg.QueueItems, cfg.QueueWorkers = 20000, []int{1, 4}
+	cfg.LogDir, cfg.PhaseTimeout = t.TempDir(), 2*time.Minute
+	if testing.Short() {
+		cfg.Rows = slices.DeleteFunc(cfg.Rows, func(r harness.Row) bool { return !r.Main })
+	}
+	return cfg
+}
+
+func TestTinyRun(t *testing.T) {
+	cfg := tiny(t)
+	res, err := harness.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if len(res.Failures) > 0 {
+		t.Fatalf("failures (logs in %s):\n%s", cfg.LogDir, strings.Join(res.Failures, "\n"))
+	}
+	for _, row := range cfg.Rows {
+		r := report.Find(res.Rows, row.Name, 200, 0)
+		if r == nil {
+			t.Fatalf("no result row for %s", row.Name)
+		}
+		want := []string{"sync_wall_s", "heap_kb_per_pod", "relist_total_s", "relist_peak_rss_mb"}
+		if !row.SyncOnly {
+			want = append(want, "tput_events_per_s", "lat_p99_ms")
+		}
+		for _, m := range want {
+			if v, ok := r.Median[m]; !ok || v <= 0 {
+				t.Errorf("%s: %s = %v (present %v), want > 0", row.Name, m, v, ok)
+			}
+		}
+		if !row.SyncOnly {
+			if got := r.Median["tput_handler_calls"]; got < 1 {
+				t.Errorf("%s: throughput handler calls = %v", row.Name, got)
+			}
+		}
+	}
+	if got, want := len(res.Queue), 2*len(cfg.QueueWorkers); got != want {
+		t.Errorf("queue rows = %d, want %d", got, want)
+	}
+	checkOutputs(t, res)
+}
+
+// checkOutputs renders the results and checks the files are well formed.
+func checkOutputs(t *testing.T, res *report.Results) {
+	t.Helper()
+	var md bytes.Buffer
+	if err := report.WriteMarkdown(&md, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## Targets", "## 200 pods: medians", "## Workqueue"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+	var svg bytes.Buffer
+	if err := report.WriteLatencySVG(&svg, res); err != nil {
+		t.Fatal(err)
+	}
+	dec := xml.NewDecoder(&svg)
+	for {
+		if _, err := dec.Token(); err != nil {
+			if err.Error() != "EOF" {
+				t.Fatalf("SVG is not well-formed XML: %v", err)
+			}
+			break
+		}
+	}
+}
