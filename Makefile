@@ -2,15 +2,20 @@
 GO ?= go
 RACE ?= -race
 
-.PHONY: all build test vet run sim soak conformance fuzz ci
+.PHONY: all build test unit vet run sim soak conformance fuzz
 
 all: build
 
 build:
 	$(GO) build ./...
 
-# test runs every test of the library module with the race detector.
-test: vet
+# test runs every test: the library module's tests with the race
+# detector, a short fuzz of every parser, and the conformance suite against
+# a real kube-apiserver and etcd and against the simulator.
+test: unit fuzz conformance
+
+# unit runs the library module's tests only (a few minutes).
+unit: vet
 	$(GO) test $(RACE) -count=1 -timeout 20m ./...
 
 vet:
@@ -24,7 +29,7 @@ conformance:
 
 # fuzz runs every fuzz target for FUZZTIME each (their seed corpora also run
 # as ordinary tests in make test).
-FUZZTIME ?= 10s
+FUZZTIME ?= 8s
 FUZZ_TARGETS = ./watch:FuzzFramer ./watch:FuzzDecoder ./watch:FuzzDecodeList ./watch:FuzzKubeconfig \
 	./store:FuzzStoreOps ./store:FuzzMetaKey ./queue:FuzzEscapeLabelValue \
 	./internal/sim:FuzzParseQueries ./internal/sim:FuzzDecodeContinue ./internal/sim:FuzzApplyPatch
@@ -34,9 +39,6 @@ fuzz:
 		echo "fuzz $$pkg $$name"; \
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -parallel 2 $$pkg || exit 1; \
 	done
-
-# ci is what .ci/run runs: every test, short fuzzing, then conformance.
-ci: test fuzz conformance
 
 # run is the README's main command: kwatch pods against the simulated cluster.
 run:
