@@ -205,7 +205,7 @@ func (f *flagSet) helpText() string {
 		if fl := f.fs.Lookup(s.long); fl != nil && fl.DefValue != "" && fl.DefValue != "false" && fl.DefValue != "0" {
 			def = " (default " + fl.DefValue + ")"
 		}
-		fmt.Fprintf(&b, "  %-34s %s%s\n", name, s.usage, def)
+		fmt.Fprintf(&b, "  %-36s %s%s\n", name, s.usage, def)
 	}
 	return b.String()
 }

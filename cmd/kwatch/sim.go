@@ -41,7 +41,7 @@ func (c simCluster) start(ctx context.Context, g *group) (*simRunning, error) {
 	var loading atomic.Bool
 	loading.Store(true)
 	srv, err := sim.New(sim.Options{
-		TLS: c.tls, BearerToken: c.token, BookmarkInterval: c.bookmarkInterval, HistorySize: c.historySize,
+		TLS: c.tls, TLSHosts: certHosts(c.addr), BearerToken: c.token, BookmarkInterval: c.bookmarkInterval, HistorySize: c.historySize,
 		Clock: func() time.Time {
 			if loading.Load() {
 				return time.Now().Add(-rand.N(72 * time.Hour)).Truncate(time.Second)
@@ -66,6 +66,19 @@ func (c simCluster) start(ctx context.Context, g *group) (*simRunning, error) {
 		scheme = "https://"
 	}
 	return &simRunning{srv: srv, url: scheme + ln.Addr().String()}, nil
+}
+
+// certHosts names the listen host in the TLS certificate when it is a
+// specific one (the certificate always covers loopback).
+func certHosts(addr string) []string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && (ip.IsUnspecified() || ip.IsLoopback()) {
+		return nil
+	}
+	return []string{host}
 }
 
 // load creates the initial pods and starts the churn. The churn loads its
