@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -72,6 +74,16 @@ func TestListTable(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestNamespaceFromContext(t *testing.T) {
+	h, _ := demo(t, sim.Options{})
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	body := strings.Replace(string(simtest.KubeconfigBytes(h.URL, nil, "")), "namespace: default", "namespace: demo", 1)
+	require.NoError(t, os.WriteFile(kc, []byte(body), 0o600))
+	r := kwatch(t, testEnv(t, "KUBECONFIG="+kc), "pods", "-o", "name", "--watch=false")
+	require.Equal(t, 0, r.code, "stderr: %s", r.stderr)
+	require.Equal(t, "pod/db-0\npod/web-1\npod/web-2\n", r.stdout, "the context's namespace, demo")
 }
 
 func TestWideTable(t *testing.T) {
