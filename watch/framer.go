@@ -227,12 +227,21 @@ func (f *framer) advance() (bool, error) {
 	i, depth, inStr, done := f.scan, f.depth, f.inStr, false
 	for i < len(buf) && !done {
 		if inStr {
-			j := bytes.IndexByte(buf[i:], '"')
-			if j < 0 {
-				i = len(buf)
-				break
+			// Most strings in API objects are short: look at a few bytes
+			// before paying for a call to IndexByte.
+			j, window := i, min(i+16, len(buf))
+			for j < window && buf[j] != '"' {
+				j++
 			}
-			i += j + 1
+			if j == window {
+				k := bytes.IndexByte(buf[j:], '"')
+				if k < 0 {
+					i = len(buf)
+					break
+				}
+				j += k
+			}
+			i = j + 1
 			if !escapedQuote(buf, i-1) {
 				inStr = false
 				done = depth == 0 // a string value ends here
