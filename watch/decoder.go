@@ -67,10 +67,20 @@ type DecoderOptions struct {
 // delivered at once. The frames alias the read buffer, which is not
 // touched until the batch is decoded, so no bytes are copied.
 //
-// A Decoder is not safe for concurrent use: one goroutine calls Next and
-// then Close. To unblock a Next waiting on the network, close the
-// underlying reader (the response body).
+// One goroutine calls Next. Close may be called from any goroutine, also
+// while Next runs: it returns once no decoding goroutine is left, and the
+// running Next releases the buffers on its way out. Close does not close
+// the reader: to unblock a Next waiting on the network, close the reader
+// (the response body) as well.
 type Decoder[T Object] struct {
+	// state is the lifecycle: stateIdle, stateBusy (in Next), stateClosing
+	// (Close called during Next) or stateClosed. Only the goroutine that
+	// moved it out of stateIdle or stateBusy touches the fields below.
+	state atomic.Int32
+	// decoding is held while a batch's goroutines run; Close takes it to
+	// wait for them.
+	decoding sync.Mutex
+
 	f        *framer
 	workers  int
 	maxBatch int
@@ -81,6 +91,17 @@ type Decoder[T Object] struct {
 	batch []slot[T]
 	next  int
 }
+
+// The states of a Decoder.
+const (
+	stateIdle int32 = iota
+	stateBusy
+	stateClosing
+	stateClosed
+)
+
+// errConcurrentNext reports a misuse: two goroutines calling Next at once.
+var errConcurrentNext = errors.New("watch: Decoder.Next called concurrently")
 
 // slot is one frame of a batch and what it decoded to.
 type slot[T Object] struct {
@@ -109,6 +130,23 @@ func NewDecoder[T Object](r io.Reader, opts DecoderOptions) *Decoder[T] {
 // Next returns the next event in stream order; io.EOF at a clean end of
 // stream. See Decoder for the errors that end a stream.
 func (d *Decoder[T]) Next() (Event[T], error) {
+	if !d.state.CompareAndSwap(stateIdle, stateBusy) {
+		if d.state.Load() == stateBusy {
+			return Event[T]{}, errConcurrentNext
+		}
+		return Event[T]{}, ErrDecoderClosed
+	}
+	ev, err := d.step()
+	if !d.state.CompareAndSwap(stateBusy, stateIdle) {
+		// Close was called meanwhile and left the release to us.
+		d.state.Store(stateClosed)
+		d.release()
+	}
+	return ev, err
+}
+
+// step is Next once the state is stateBusy.
+func (d *Decoder[T]) step() (Event[T], error) {
 	if d.next < len(d.batch) {
 		return d.deliver()
 	}
@@ -133,9 +171,31 @@ func (d *Decoder[T]) Next() (Event[T], error) {
 	return d.deliver()
 }
 
-// Close releases the decoder's buffers. Next then returns ErrDecoderClosed.
-// Close does not close the reader. It is idempotent.
+// Close ends the decoder: Next then returns ErrDecoderClosed. It returns
+// once no goroutine of the decoder runs. It does not close the reader. It
+// is idempotent and safe to call while Next runs.
 func (d *Decoder[T]) Close() error {
+	for {
+		switch d.state.Load() {
+		case stateIdle:
+			if d.state.CompareAndSwap(stateIdle, stateClosed) {
+				d.release()
+				return nil
+			}
+		case stateBusy:
+			if d.state.CompareAndSwap(stateBusy, stateClosing) {
+				d.decoding.Lock() // wait for a batch being decoded, if any
+				d.decoding.Unlock()
+				return nil
+			}
+		default:
+			return nil
+		}
+	}
+}
+
+// release drops the buffers and returns the iterator to its pool.
+func (d *Decoder[T]) release() {
 	if d.iter != nil {
 		d.iter.ResetBytes(nil)
 		json.ReturnIterator(d.iter)
@@ -144,7 +204,6 @@ func (d *Decoder[T]) Close() error {
 	d.f.buf, d.f.r = nil, nil
 	d.batch, d.next = nil, 0
 	d.err = ErrDecoderClosed
-	return nil
 }
 
 // deliver returns batch[next], which must exist.
@@ -175,6 +234,13 @@ func (d *Decoder[T]) decodeBatch() {
 		frame, off, err = d.f.frame(false)
 	}
 	n := len(d.batch)
+	d.decoding.Lock()
+	defer d.decoding.Unlock()
+	if n > 1 && d.state.Load() != stateBusy {
+		// Close has returned or waits for this lock: start no goroutine.
+		d.batch = append(d.batch[:0], slot[T]{err: ErrDecoderClosed})
+		return
+	}
 	if err != nil {
 		d.batch = append(d.batch, slot[T]{err: err})
 	}

@@ -123,3 +123,64 @@ func TestDecoderStartsAndLeavesNoGoroutine(t *testing.T) {
 	}
 	assert.LessOrEqual(t, runtime.NumGoroutine(), baseline, "goroutines left after Close")
 }
+
+// TestDecoderCloseDuringNext closes the decoder while Next waits on the
+// network, as a watch's Close does from another goroutine.
+func TestDecoderCloseDuringNext(t *testing.T) {
+	for _, par := range []int{1, 4} {
+		pr, pw := io.Pipe()
+		d := NewDecoder[*testPod](pr, DecoderOptions{Parallelism: par})
+		errs := make(chan error, 1)
+		go func() {
+			_, err := d.Next()
+			errs <- err
+		}()
+		// The write returns once Next has read it: Next is then inside a frame.
+		_, err := pw.Write([]byte(`{"type":"ADDED",`))
+		require.NoError(t, err)
+		require.NoError(t, d.Close(), "Close returns while Next waits")
+		require.NoError(t, pw.CloseWithError(errBoom), "ending the stream unblocks Next")
+		select {
+		case err := <-errs:
+			assert.ErrorIs(t, err, errBoom, "par=%d", par)
+		case <-time.After(waitLimit):
+			t.Fatalf("par=%d: Next still blocked after the reader was closed", par)
+		}
+		_, err = d.Next()
+		assert.ErrorIs(t, err, ErrDecoderClosed, "par=%d", par)
+	}
+}
+
+// TestDecoderCloseDuringParallelDecoding races Close against batches being
+// decoded: no decoding goroutine may be left once Close and Next return.
+func TestDecoderCloseDuringParallelDecoding(t *testing.T) {
+	data := benchStream(64)
+	baseline := runtime.NumGoroutine()
+	for round := range 20 {
+		d := NewDecoder[*testPod](&loopReader{data: data}, DecoderOptions{Parallelism: 4})
+		done := make(chan error, 1)
+		go func() {
+			for {
+				if _, err := d.Next(); err != nil {
+					done <- err
+					return
+				}
+			}
+		}()
+		for range round * 3 {
+			runtime.Gosched()
+		}
+		require.NoError(t, d.Close())
+		select {
+		case err := <-done:
+			assert.ErrorIs(t, err, ErrDecoderClosed, "round %d", round)
+		case <-time.After(waitLimit):
+			t.Fatalf("round %d: Next kept delivering after Close", round)
+		}
+	}
+	deadline := time.Now().Add(waitLimit)
+	for runtime.NumGoroutine() > baseline && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // goroutines that called Done may still be exiting
+	}
+	assert.LessOrEqual(t, runtime.NumGoroutine(), baseline, "goroutines left after Close")
+}
