@@ -82,6 +82,7 @@ func (inf *Informer[T]) commit(repl *store.Replacement[T], rv string) {
 	old := inf.store.Commit(repl, rv)
 	inf.stats.relists.Add(1)
 	inf.stats.touch(rv)
+	inf.stats.recovered()
 	for _, obj := range inf.store.List() {
 		key, err := inf.store.Key(obj)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -133,12 +134,11 @@ func TestRegistrySharesOneInformer(t *testing.T) {
 func TestRunReturnsAllGoroutines(t *testing.T) {
 	h := simtest.Start(t, sim.Options{})
 	loadPods(t, h.Server, 5)
-	base := runtime.NumGoroutine()
 	opts := simOptions(t, h.URL, ListAuto)
 	opts.ResyncPeriod = time.Hour
 	inf, err := New(opts)
 	require.NoError(t, err)
-	require.Equal(t, base, runtime.NumGoroutine(), "New starts no goroutine")
+	require.Empty(t, engineGoroutines(), "New starts no goroutine")
 	for i := 0; i < 3; i++ {
 		_, err := inf.AddHandler(newReplayer(), HandlerOptions{})
 		require.NoError(t, err)
@@ -152,6 +152,25 @@ func TestRunReturnsAllGoroutines(t *testing.T) {
 	require.ErrorIs(t, inf.Run(ctx), ErrAlreadyRunning)
 	cancel()
 	require.NoError(t, <-done)
-	require.Eventually(t, func() bool { return runtime.NumGoroutine() <= base+1 }, waitLong, tick,
-		"goroutines back to baseline after Run (idle HTTP connections may keep one)")
+	c := opts.Client
+	c.CloseIdleConnections()
+	require.Eventually(t, func() bool { return len(engineGoroutines()) == 0 }, waitLong, tick,
+		"goroutines of the informer or its watch still running after Run returned: %v", engineGoroutines())
+}
+
+// engineGoroutines returns the stacks of goroutines running informer or
+// watch code, other than the calling test's.
+func engineGoroutines() []string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var out []string
+	for i, g := range strings.Split(string(buf), "\n\n") {
+		if i == 0 { // the calling goroutine
+			continue
+		}
+		if strings.Contains(g, "kwatch/informer.(*") || strings.Contains(g, "kwatch/watch.(*") {
+			out = append(out, g)
+		}
+	}
+	return out
 }

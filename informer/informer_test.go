@@ -1,6 +1,8 @@
 package informer
 
 import (
+	"bytes"
+	"log/slog"
 	"net/http"
 	"testing"
 	"time"
@@ -257,6 +259,8 @@ func TestHostileListsAreBoundedAndRecovered(t *testing.T) {
 	)
 	opts := fastOptions(s.srv.URL, t, ListPaged)
 	opts.IdleTimeout = 300 * time.Millisecond
+	logs := &lockedWriter{w: &bytes.Buffer{}}
+	opts.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	inf, err := New(opts)
 	require.NoError(t, err)
 	start(t, inf)
@@ -264,5 +268,8 @@ func TestHostileListsAreBoundedAndRecovered(t *testing.T) {
 	require.Equal(t, "11", q[4].Get("resourceVersion"))
 	require.Eventually(t, inf.HasSynced, waitLong, tick)
 	require.Equal(t, map[string]string{"ns/a": "5", "ns/c": "7"}, storeRVs(inf), "nothing from the broken lists reached the store")
-	require.Error(t, inf.Health().LastError)
+	require.Contains(t, logs.String(), "idle for longer than its deadline")
+	require.Contains(t, logs.String(), "refusing to loop")
+	require.NoError(t, inf.Health().LastError, "cleared once a list committed")
+	require.False(t, inf.Health().LastErrorTime.IsZero())
 }

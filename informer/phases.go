@@ -29,7 +29,9 @@ func (inf *Informer[T]) list(ctx context.Context, st state) (rv string, continui
 		opts.Limit = o.PageSize
 	}
 	repl := inf.store.NewReplacement()
+	inf.stats.listed.Store(0)
 	add := func(obj T) error {
+		inf.stats.listed.Add(1)
 		if obj, ok := inf.transform(obj); ok {
 			if err := repl.Add(obj); err != nil {
 				inf.stats.storeErrors.Add(1)
@@ -88,6 +90,7 @@ func (inf *Informer[T]) streamList(ctx context.Context, st state) (state, bool, 
 	}
 	defer stream.Close()
 	repl := inf.store.NewReplacement()
+	inf.stats.listed.Store(0)
 	for {
 		ev, err := stream.Next()
 		if err != nil {
@@ -98,6 +101,7 @@ func (inf *Informer[T]) streamList(ctx context.Context, st state) (state, bool, 
 		}
 		switch ev.Type {
 		case watch.Added:
+			inf.stats.listed.Add(1)
 			if obj, ok := inf.transform(ev.Object); ok {
 				if err := repl.Add(obj); err != nil {
 					inf.stats.storeErrors.Add(1)
@@ -133,6 +137,7 @@ func (inf *Informer[T]) watch(ctx context.Context, st state) (state, error) {
 }
 
 func (inf *Informer[T]) consume(st state, stream *watch.Stream[T]) (state, error) {
+	inf.stats.recovered()
 	inf.stats.connected.Store(true)
 	defer inf.stats.connected.Store(false)
 	for {

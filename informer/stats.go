@@ -22,10 +22,12 @@ type stats struct {
 	storeErrors     atomic.Int64
 	connected       atomic.Bool
 	lastActivity    atomic.Int64 // unix nanos of the last event, bookmark or commit
+	listed          atomic.Int64 // objects received by the list in progress (or the last one)
 
-	mu      sync.Mutex
-	lastRV  string
-	lastErr error
+	mu        sync.Mutex
+	lastRV    string
+	lastErr   error // nil once a later list or watch succeeded
+	lastErrAt time.Time
 }
 
 func (s *stats) touch(rv string) {
@@ -50,7 +52,14 @@ func (s *stats) recordErr(err error) {
 		s.errorsTotal.Add(1)
 	}
 	s.mu.Lock()
-	s.lastErr = err
+	s.lastErr, s.lastErrAt = err, time.Now()
+	s.mu.Unlock()
+}
+
+// recovered clears the last error: a list committed or a watch opened.
+func (s *stats) recovered() {
+	s.mu.Lock()
+	s.lastErr = nil
 	s.mu.Unlock()
 }
 
@@ -66,6 +75,9 @@ type Stats struct {
 	StoreErrors     int64 // objects the store refused (key or index errors)
 	HandlerBacklog  int   // pending keys summed over handlers
 	HandlerPanics   int64
+	// Listed counts the objects received so far by the list in progress
+	// (or by the last list): progress for a large initial sync.
+	Listed int64
 }
 
 // Stats returns the informer's counters.
@@ -74,6 +86,7 @@ func (inf *Informer[T]) Stats() Stats {
 		Events: inf.stats.events.Load(), Relists: inf.stats.relists.Load(), Watches: inf.stats.watches.Load(),
 		IdleTimeouts: inf.stats.idleTimeouts.Load(), Gone: inf.stats.gone.Load(), Errors: inf.stats.errorsTotal.Load(),
 		TransformErrors: inf.stats.transformErrors.Load(), StoreErrors: inf.stats.storeErrors.Load(),
+		Listed: inf.stats.listed.Load(),
 	}
 	inf.distMu.Lock()
 	for _, r := range inf.handlers {
@@ -94,7 +107,10 @@ type Health struct {
 	// about once a minute even on a quiet resource.
 	LastActivity    time.Time
 	ResourceVersion string
-	LastError       error
+	// LastError is the last failure, until a later list commits or a watch
+	// opens; LastErrorTime says when it happened (kept after recovery).
+	LastError     error
+	LastErrorTime time.Time
 }
 
 // Health returns the informer's current health.
@@ -104,7 +120,7 @@ func (inf *Informer[T]) Health() Health {
 		h.LastActivity = time.Unix(0, ns)
 	}
 	inf.stats.mu.Lock()
-	h.ResourceVersion, h.LastError = inf.stats.lastRV, inf.stats.lastErr
+	h.ResourceVersion, h.LastError, h.LastErrorTime = inf.stats.lastRV, inf.stats.lastErr, inf.stats.lastErrAt
 	inf.stats.mu.Unlock()
 	return h
 }

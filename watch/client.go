@@ -79,6 +79,9 @@ func (c *Client) Host() string { return c.base.String() }
 // Namespace is the configured default namespace ("default" when unset).
 func (c *Client) Namespace() string { return c.ns }
 
+// CloseIdleConnections closes the client's idle keep-alive connections.
+func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
+
 // Do sends a request built by the caller, with the client's transport and
 // credentials. A relative URL is resolved against the server's base URL.
 // Non-2xx answers are not turned into errors: the caller owns the response.

@@ -150,7 +150,14 @@ func (c *Client) Resolve(ctx context.Context, name string) (Resource, error) {
 	if r, ok := matchResource(all, name); ok {
 		return r, nil
 	}
-	return Resource{}, fmt.Errorf("the server doesn't have a resource type %q", name)
+	return Resource{}, &UnknownResourceError{Name: name}
+}
+
+// UnknownResourceError says discovery found no resource by the name asked.
+type UnknownResourceError struct{ Name string }
+
+func (e *UnknownResourceError) Error() string {
+	return fmt.Sprintf("the server doesn't have a resource type %q", e.Name)
 }
 
 func matchResource(all []Resource, name string) (Resource, bool) {

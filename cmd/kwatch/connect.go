@@ -75,11 +75,11 @@ func resolve(ctx context.Context, c *watch.Client, name string) (watch.Resource,
 	}
 	res, err := c.Resolve(ctx, name)
 	if err != nil {
-		var op *watch.OpError
-		if errors.As(err, &op) || ctx.Err() != nil {
-			return res, describe(ctx, err, c.Host())
+		var unknown *watch.UnknownResourceError
+		if errors.As(err, &unknown) {
+			return res, err
 		}
-		return res, err // the server has no such resource: Resolve says so
+		return res, describe(ctx, err, c.Host())
 	}
 	if len(res.Verbs) > 0 && (!slices.Contains(res.Verbs, "list") || !slices.Contains(res.Verbs, "watch")) {
 		return res, fmt.Errorf("resource %s cannot be listed and watched (verbs: %s)", res, strings.Join(res.Verbs, ", "))
