@@ -6,6 +6,9 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+
+	"github.com/kwatch/kwatch/store"
+	"github.com/kwatch/kwatch/watch"
 )
 
 // Handler receives an informer's changes. Calls to one handler are
@@ -286,5 +289,21 @@ func (q *handlerQueue[T]) deliver(p pending[T]) {
 		q.h.OnUpdate(p.old, p.cur)
 	case p.oldOK && !p.curOK:
 		q.h.OnDelete(p.cur, p.unknown)
+	}
+}
+
+// KeyHandler returns a Handler that passes the "namespace/name" key of
+// every added, updated or deleted object to enqueue: the usual way to feed
+// a workqueue, whose workers then read the object from the store by key.
+func KeyHandler[T watch.Object](enqueue func(key string)) Handler[T] {
+	key := func(obj T) {
+		if k, err := store.MetaKey(obj); err == nil {
+			enqueue(k)
+		}
+	}
+	return HandlerFuncs[T]{
+		AddFunc:    func(obj T, _ bool) { key(obj) },
+		UpdateFunc: func(_, obj T) { key(obj) },
+		DeleteFunc: func(obj T, _ bool) { key(obj) },
 	}
 }
