@@ -41,7 +41,9 @@ func NewClient(cfg *Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt, err := cfg.RoundTripper()
+	normalized := *cfg
+	normalized.Host = base.String()
+	rt, err := normalized.RoundTripper()
 	if err != nil {
 		return nil, err
 	}
