@@ -20,7 +20,9 @@ func (s *Server) Create(resource string, obj []byte) (Object, error) {
 	if serr != nil {
 		return Object{}, serr
 	}
-	defaultPodStatus(r, m)
+	if serr := prepareCreate(r, name, m); serr != nil {
+		return Object{}, serr
+	}
 	o, _, serr := s.write(writeOp{r: r, ns: metaString(m, "namespace"), name: name, m: m, create: true})
 	if serr != nil {
 		return Object{}, serr
@@ -49,7 +51,7 @@ func (s *Server) Patch(resource, namespace, name string, mergePatch []byte) (Obj
 	if err != nil {
 		return Object{}, err
 	}
-	o, serr := s.patch(r, namespace, name, mergePatch, mediaMergePatch)
+	o, serr := s.patch(patchOp{r: r, ns: namespace, name: name, patch: mergePatch, mediaType: mediaMergePatch})
 	if serr != nil {
 		return Object{}, serr
 	}
@@ -150,7 +152,17 @@ func (s *Server) decodeFor(resource string, obj []byte) (*resource, map[string]a
 // patch applies a patch of the given media type to a current object. A
 // metadata.resourceVersion inside a merge patch is a precondition; otherwise a patch
 // that races with another writer is retried on the newer object, as the real server does.
-func (s *Server) patch(r *resource, ns, name string, patch []byte, mediaType string) (*object, *StatusError) {
+// patchOp is one patch of a stored object.
+type patchOp struct {
+	r         *resource
+	ns, name  string
+	patch     []byte
+	mediaType string
+	part      writePart // what the patch may change; partWhole for in-process patches
+}
+
+func (s *Server) patch(op patchOp) (*object, *StatusError) {
+	r, ns, name, patch, mediaType := op.r, op.ns, op.name, op.patch, op.mediaType
 	var clientRV string
 	if mediaType != mediaJSONPatch {
 		var pm map[string]any
@@ -175,7 +187,7 @@ func (s *Server) patch(r *resource, ns, name string, patch []byte, mediaType str
 		if clientRV != "" {
 			precond = clientRV
 		}
-		o, _, serr := s.write(writeOp{r: r, ns: ns, name: name, m: patched, update: true, precondRV: precond})
+		o, _, serr := s.write(writeOp{r: r, ns: ns, name: name, m: patched, update: true, precondRV: precond, part: op.part})
 		if serr != nil && serr.Status.Reason == "Conflict" && clientRV == "" {
 			continue
 		}

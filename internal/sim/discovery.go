@@ -192,6 +192,9 @@ func apiGroupList(names []string, byGroup map[string][][]*resource) any {
 	return map[string]any{"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 }
 
+// statusVerbs are the verbs of a status subresource.
+var statusVerbs = []string{"get", "patch", "update"}
+
 func resourceList(group, version string, versions [][]*resource) *apiResourceList {
 	for _, v := range versions {
 		if v[0].info.Version != version {
@@ -205,9 +208,11 @@ func resourceList(group, version string, versions [][]*resource) *apiResourceLis
 			ri := r.info
 			l.Resources = append(l.Resources, apiResource{Name: ri.Resource, SingularName: ri.Singular,
 				Namespaced: ri.Namespaced, Kind: ri.Kind, Verbs: resourceVerbs, ShortNames: ri.ShortNames,
-				Categories: ri.Categories},
-				apiResource{Name: ri.Resource + "/status", Namespaced: ri.Namespaced, Kind: ri.Kind,
-					Verbs: []string{"get", "patch", "update"}})
+				Categories: ri.Categories})
+			if ri.StatusSubresource {
+				l.Resources = append(l.Resources, apiResource{Name: ri.Resource + "/status",
+					Namespaced: ri.Namespaced, Kind: ri.Kind, Verbs: statusVerbs})
+			}
 		}
 		return l
 	}
@@ -230,11 +235,14 @@ func aggregated(core bool, names []string, byGroup map[string][][]*resource) dis
 				if ri.Namespaced {
 					scope = "Namespaced"
 				}
-				dv.Resources = append(dv.Resources, discoveryResource{Resource: ri.Resource,
+				dr := discoveryResource{Resource: ri.Resource,
 					ResponseKind: discoveryKind{Kind: ri.Kind}, Scope: scope, SingularResource: ri.Singular,
-					Verbs: resourceVerbs, ShortNames: ri.ShortNames, Categories: ri.Categories,
-					Subresources: []discoverySub{{Subresource: "status", ResponseKind: discoveryKind{Kind: ri.Kind},
-						Verbs: []string{"get", "patch", "update"}}}})
+					Verbs: resourceVerbs, ShortNames: ri.ShortNames, Categories: ri.Categories}
+				if ri.StatusSubresource {
+					dr.Subresources = []discoverySub{{Subresource: "status", ResponseKind: discoveryKind{Kind: ri.Kind},
+						Verbs: statusVerbs}}
+				}
+				dv.Resources = append(dv.Resources, dr)
 			}
 			g.Versions = append(g.Versions, dv)
 		}

@@ -25,8 +25,8 @@
 //   - Namespaces are created implicitly by the first object in them. Deletes are
 //     immediate (no graceful deletion, no finalizers, no cascading).
 //   - Pods written with PutPod, LoadPods or the churn generator have realistic
-//     bodies of about 3-4 KB; pods created over HTTP are stored as sent (with a
-//     Pending status when they have none).
+//     bodies of about 3-4 KB and any status they are given; pods created over HTTP
+//     or with Create are stored as sent, except for the status (see Writes).
 //
 // # Lists
 //
@@ -59,8 +59,15 @@
 //     then a BOOKMARK annotated k8s.io/initial-events-end (with
 //     allowWatchBookmarks). sendInitialEvents without resourceVersionMatch is 422.
 //   - allowWatchBookmarks=true: a BOOKMARK every Options.BookmarkInterval (default
-//     60 s) carrying the newest resourceVersion the watcher has passed.
-//   - timeoutSeconds ends the stream cleanly (final zero chunk).
+//     60 s) carrying the newest resourceVersion the watcher has passed. With
+//     timeoutSeconds as well, one more BOOKMARK Options.DeadlineBookmarkLead (default
+//     2 s) before the deadline, as the real watch cache sends, and like it only if the
+//     resource has changed since the watch started (in any namespace, inside or
+//     outside the selector): a quiet watch gets none. (The real server also skips
+//     its periodic bookmark on a quiet watch; the simulator keeps sending it, so that
+//     clients can tell an idle stream from a dead one.)
+//   - timeoutSeconds, counted from the request, ends the stream cleanly (final zero
+//     chunk).
 //   - Selectors are applied per event: an object entering the selector is sent as
 //     ADDED, one leaving it as DELETED (its previous state at the event's RV).
 //   - Each event is flushed as its own chunk (HTTP/1.1) or DATA frame (HTTP/2).
@@ -80,6 +87,17 @@
 //     the object at its deletion resourceVersion, honouring uid/resourceVersion
 //     preconditions; DELETE on a collection deletes what its selectors match.
 //     dryRun=All is honoured for create and update.
+//   - Status subresource (pods, namespaces, services, nodes, deployments,
+//     replicasets; ResourceInfo.StatusSubresource for others): a create over HTTP
+//     or with Create discards the status sent and sets the kind's initial one (a pod
+//     gets {phase: Pending, qosClass} with the QoS class computed from its
+//     containers' or pod-level cpu and memory requests and limits, requests
+//     defaulting to limits; a namespace {phase: Active}; nodes keep theirs). A PUT or
+//     PATCH of the object keeps the stored status; PUT and PATCH of <object>/status
+//     change only the status (a pod keeps its qosClass). The in-process Update,
+//     Patch, PutPod, LoadPods and Churn write any status (they stand for the
+//     kubelet and controllers). Unparsable quantities are 400, negative ones and
+//     requests above limits 422.
 //   - Bodies are JSON or YAML up to Options.MaxRequestBytes; protobuf and CBOR bodies
 //     get 415 (kubectl's imperative "create configmap" sends protobuf), and an Accept
 //     naming only protobuf gets 406.
@@ -90,9 +108,12 @@
 // form, and /api and /apis in aggregated form (apidiscovery.k8s.io/v2) when asked;
 // /openapi/v3 with just enough for kubectl to leave field validation to the server
 // (no schemas; /openapi/v2 is 404); /healthz, /livez, /readyz. Errors are Status
-// bodies like the real server's (400, 401, 404, 405, 406, 409, 410, 413, 415, 422,
-// 429, 504). With Options.BearerToken every other request needs that token (401
-// otherwise). Options.TLS serves TLS with HTTP/2 (1000 streams per connection by
+// bodies like the real server's (400, 401, 403, 404, 405, 406, 409, 410, 413, 415, 422,
+// 429, 504). With Options.BearerToken (the admin) or Options.Users every other
+// request needs a known token (401 otherwise). A User may do only what its Rules
+// grant (verbs on resources, cluster-wide or in namespaces) besides discovery;
+// anything else is 403 Forbidden with the real server's message, decided from the
+// URL before the resource is looked up. Options.TLS serves TLS with HTTP/2 (1000 streams per connection by
 // default) using a self-signed certificate made in memory (CACertPEM).
 //
 // When Serve's context ends, every open watch and stalled response ends (on any

@@ -1,7 +1,10 @@
 package sim
 
 import (
+	"net/http"
 	"net/url"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -108,6 +111,65 @@ func FuzzApplyPatch(f *testing.F) {
 		out, err := applyPatch(target, patch, types[int(kind)%len(types)])
 		if err == nil && out == nil {
 			t.Fatalf("patch %q gave no object and no error", patch)
+		}
+	})
+}
+
+// quantityRE is the real server's description of a valid quantity: every quantity
+// parseQuantity accepts must match it.
+var quantityRE = regexp.MustCompile(quantityPattern)
+
+func FuzzParseQuantity(f *testing.F) {
+	for _, s := range []string{"100m", "1.5Gi", "2e3", "1E", "-0.5", ".5", "5.", "1e-3", "+7Ki", "1KB", "e3", "..", "1e999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		q, err := parseQuantity(s)
+		switch {
+		case err == nil && q == nil:
+			t.Fatalf("%q: no value and no error", s)
+		case err == nil && !quantityRE.MatchString(s):
+			t.Fatalf("%q accepted but does not match %s", s, quantityPattern)
+		}
+	})
+}
+
+func FuzzPreparePodCreate(f *testing.F) {
+	f.Add([]byte(`{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"1"},"limits":{"cpu":"2","memory":"1Gi"}}}]},"status":{}}`))
+	f.Add([]byte(`{"spec":{"resources":{"limits":{"cpu":"1"}},"initContainers":[{"resources":{"limits":{"memory":2}}}]}}`))
+	f.Add([]byte(`{"spec":{"containers":[{"resources":{"requests":{"cpu":"-1"}}}]}}`))
+	f.Add([]byte(`{"spec":{"containers":[null,{"resources":[]}]}}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var m map[string]any
+		if json.Unmarshal(body, &m) != nil || m == nil {
+			return
+		}
+		if serr := preparePodCreate("p", m); serr != nil {
+			if serr.Status.Code != 400 && serr.Status.Code != 422 {
+				t.Fatalf("status %d for %s", serr.Status.Code, body)
+			}
+			return
+		}
+		st, _ := m["status"].(map[string]any)
+		if st["phase"] != "Pending" || (st["qosClass"] != qosBestEffort && st["qosClass"] != qosBurstable && st["qosClass"] != qosGuaranteed) {
+			t.Fatalf("status %v for %s", st, body)
+		}
+	})
+}
+
+func FuzzParseAttrs(f *testing.F) {
+	for _, p := range []string{"/api/v1/pods?watch=1", "/api/v1/namespaces/a/pods/b/status", "/apis/apps/v1/watch/namespaces/a/deployments",
+		"/api/v1/namespaces/a", "/api/v1/namespaces//pods", "/apis//", "/api/v1/pods?fieldSelector=metadata.name%3Dx", "/sim/faults"} {
+		f.Add(p, "GET")
+	}
+	f.Fuzz(func(t *testing.T, target, method string) {
+		req, err := http.NewRequest(method, "http://sim"+target, nil)
+		if err != nil || !strings.HasPrefix(req.URL.Path, "/") {
+			return
+		}
+		serr := authorize(&User{Name: "u"}, req)
+		if serr != nil && serr.Status.Code != http.StatusForbidden {
+			t.Fatalf("status %d for %s %s", serr.Status.Code, method, target)
 		}
 	})
 }

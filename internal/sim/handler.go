@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"crypto/subtle"
 	"io"
 	"mime"
 	"net/http"
@@ -14,7 +13,7 @@ type target struct {
 	r       *resource
 	ns      string // namespace from the path; "" for cluster-wide
 	name    string // object name; "" for the collection
-	sub     string // subresource ("status"); served like the object itself
+	sub     string // subresource: "status" (a resource with StatusSubresource) or ""
 	watchPx bool   // legacy /watch/ path prefix
 }
 
@@ -26,9 +25,16 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "ok")
 		return
 	}
-	if !s.authorized(r) {
+	u, admin, ok := s.authenticate(r)
+	if !ok {
 		writeStatus(w, errUnauthorized())
 		return
+	}
+	if !admin {
+		if serr := authorize(u, r); serr != nil {
+			writeStatus(w, serr)
+			return
+		}
 	}
 	if strings.HasPrefix(path, "/sim/") && !s.opts.DisableAdmin {
 		s.serveAdmin(w, r)
@@ -44,16 +50,6 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.serveResource(w, r, t)
-}
-
-// authorized checks the bearer token when one is configured.
-func (s *Server) authorized(r *http.Request) bool {
-	if s.opts.BearerToken == "" {
-		return true
-	}
-	h := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(h, "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(s.opts.BearerToken)) == 1
 }
 
 // parseTarget maps /api/v1/... and /apis/group/version/... to a resource.
@@ -91,7 +87,7 @@ func (s *Server) parseTarget(path string) (target, bool) {
 			default:
 				return t, false
 			}
-			return t, t.sub == "" || t.sub == "status"
+			return t, t.validSub()
 		}
 	}
 	r := s.store.byGVR(group, version, rest[0])
@@ -108,7 +104,21 @@ func (s *Server) parseTarget(path string) (target, bool) {
 	if r.info.Namespaced && t.name != "" {
 		return t, false // a namespaced object needs its namespace in the path
 	}
-	return t, t.sub == "" || t.sub == "status"
+	return t, t.validSub()
+}
+
+// part is what a client's write to the target may change.
+func (t *target) part() writePart {
+	if t.sub == "status" {
+		return partStatus
+	}
+	return partMain
+}
+
+// validSub reports whether the subresource exists: none, or status where the
+// resource has one. A watch of a subresource is not served.
+func (t *target) validSub() bool {
+	return t.sub == "" || (t.sub == "status" && t.r.info.StatusSubresource && !t.watchPx)
 }
 
 func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, t target) {
@@ -117,6 +127,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, t target)
 	switch r.Method {
 	case http.MethodGet:
 		switch {
+		case isWatch && t.sub != "":
+			writeStatus(w, errMethodNotAllowed())
 		case isWatch:
 			t.r.counts[verbWatch].Add(1)
 			s.serveWatch(w, r, t)
@@ -233,11 +245,13 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, t target) {
 	if serr == nil {
 		name, serr = s.nameFor(t.r, m)
 	}
+	if serr == nil {
+		serr = prepareCreate(t.r, name, m)
+	}
 	if serr != nil {
 		writeStatus(w, serr)
 		return
 	}
-	defaultPodStatus(t.r, m)
 	o, _, serr := s.write(writeOp{r: t.r, ns: t.ns, name: name, m: m, create: true,
 		dryRun: r.URL.Query().Get("dryRun") == "All"})
 	if serr != nil {
@@ -265,7 +279,7 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, t target) {
 		writeStatus(w, serr)
 		return
 	}
-	o, _, serr := s.write(writeOp{r: t.r, ns: t.ns, name: t.name, m: m, update: true,
+	o, _, serr := s.write(writeOp{r: t.r, ns: t.ns, name: t.name, m: m, update: true, part: t.part(),
 		precondRV: metaString(m, "resourceVersion"), dryRun: r.URL.Query().Get("dryRun") == "All"})
 	if serr != nil {
 		writeStatus(w, serr)
@@ -293,7 +307,7 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, t target) {
 		writeStatus(w, serr)
 		return
 	}
-	o, serr := s.patch(t.r, t.ns, t.name, body, mt)
+	o, serr := s.patch(patchOp{r: t.r, ns: t.ns, name: t.name, patch: body, mediaType: mt, part: t.part()})
 	if serr != nil {
 		writeStatus(w, serr)
 		return

@@ -13,6 +13,9 @@ const (
 	DefaultHistorySize = 10000
 	// DefaultBookmarkInterval matches the real server's roughly one bookmark a minute.
 	DefaultBookmarkInterval = 60 * time.Second
+	// DefaultDeadlineBookmarkLead is how long before timeoutSeconds ends a watch the
+	// real server's watch cache sends its last BOOKMARK.
+	DefaultDeadlineBookmarkLead = 2 * time.Second
 	// DefaultTooLargeWait is how long a list at a resourceVersion ahead of the server waits
 	// for it before answering 504; the real server waits about 3 s.
 	DefaultTooLargeWait = 3 * time.Second
@@ -37,6 +40,12 @@ type Options struct {
 	// BookmarkInterval is the period of BOOKMARK events on watches that allow them.
 	// Zero means DefaultBookmarkInterval.
 	BookmarkInterval time.Duration
+	// DeadlineBookmarkLead is how long before timeoutSeconds ends a watch that allows
+	// bookmarks the server sends one more BOOKMARK, if the watched resource has changed
+	// since the watch started (anywhere: another namespace, outside the selector), as
+	// the real watch cache does. Zero means DefaultDeadlineBookmarkLead; negative turns
+	// the pre-deadline bookmark off.
+	DeadlineBookmarkLead time.Duration
 	// TooLargeWait is how long a list waits for a resourceVersion ahead of the server
 	// before failing with 504 ResourceVersionTooLarge. Zero means DefaultTooLargeWait;
 	// negative means answer at once.
@@ -48,9 +57,15 @@ type Options struct {
 	// MaxStreamsPerConnection bounds concurrent HTTP/2 streams per connection. Zero
 	// means DefaultMaxStreamsPerConnection.
 	MaxStreamsPerConnection int
-	// BearerToken, when not empty, is required as "Authorization: Bearer <token>" on
-	// every request except /healthz, /livez and /readyz; others get 401.
+	// BearerToken is the admin's token: a request carrying it as "Authorization:
+	// Bearer <token>" may do anything. When BearerToken or Users is set, every request
+	// except /healthz, /livez and /readyz needs a known token (401 otherwise). Empty
+	// (and no Users) means no authentication: every request is the admin's.
 	BearerToken string
+	// Users are further identities with their own tokens, each allowed only what its
+	// Rules grant (403 Forbidden otherwise, with the real server's message). Nil
+	// means none.
+	Users []User
 	// TLS makes Serve speak TLS (HTTP/2 negotiated by ALPN) with a self-signed
 	// certificate generated in memory by New; see Server.CACertPEM.
 	TLS bool
@@ -86,11 +101,18 @@ func (o Options) withDefaults() (Options, error) {
 	case o.MaxStreamsPerConnection < 0:
 		return o, fmt.Errorf("sim: Options.MaxStreamsPerConnection must be >= 0, got %d", o.MaxStreamsPerConnection)
 	}
+	if err := validateUsers(o.Users, o.BearerToken); err != nil {
+		return o, err
+	}
+	o.Users = cloneUsers(o.Users)
 	if o.HistorySize == 0 {
 		o.HistorySize = DefaultHistorySize
 	}
 	if o.BookmarkInterval == 0 {
 		o.BookmarkInterval = DefaultBookmarkInterval
+	}
+	if o.DeadlineBookmarkLead == 0 {
+		o.DeadlineBookmarkLead = DefaultDeadlineBookmarkLead
 	}
 	if o.TooLargeWait == 0 {
 		o.TooLargeWait = DefaultTooLargeWait

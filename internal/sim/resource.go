@@ -33,6 +33,12 @@ type ResourceInfo struct {
 	// mirroring the empty fields the real server's typed objects carry, for example
 	// `"spec":{},"status":{}`. Empty means none.
 	BookmarkBody string
+	// StatusSubresource gives the resource a status subresource (<object>/status), as
+	// the built-in kinds with a status and custom resources that enable it have: a
+	// client's create discards the status it sent, a PUT or PATCH of the object keeps
+	// the stored status, and only writes to /status change it. False means status is
+	// an ordinary field and /status is 404.
+	StatusSubresource bool
 }
 
 // key returns the name the in-process API uses for the resource: "pods" for the core
@@ -160,21 +166,21 @@ func (r *resource) sortedLocked() []string {
 func defaultResources() []ResourceInfo {
 	return []ResourceInfo{
 		{Version: "v1", Resource: "pods", Kind: "Pod", Namespaced: true, ShortNames: []string{"po"},
-			Categories: []string{"all"}, Fields: podFieldPaths,
+			Categories: []string{"all"}, Fields: podFieldPaths, StatusSubresource: true,
 			BookmarkBody: `"spec":{"containers":null},"status":{}`},
 		{Version: "v1", Resource: "namespaces", Kind: "Namespace", ShortNames: []string{"ns"},
-			Fields: []string{"status.phase"}, BookmarkBody: `"spec":{},"status":{}`},
+			Fields: []string{"status.phase"}, StatusSubresource: true, BookmarkBody: `"spec":{},"status":{}`},
 		{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true, ShortNames: []string{"cm"}},
 		{Version: "v1", Resource: "secrets", Kind: "Secret", Namespaced: true, Fields: []string{"type"}},
 		{Version: "v1", Resource: "services", Kind: "Service", Namespaced: true, ShortNames: []string{"svc"},
-			Categories: []string{"all"}, BookmarkBody: `"spec":{},"status":{"loadBalancer":{}}`},
+			Categories: []string{"all"}, StatusSubresource: true, BookmarkBody: `"spec":{},"status":{"loadBalancer":{}}`},
 		{Version: "v1", Resource: "nodes", Kind: "Node", ShortNames: []string{"no"},
-			Fields: []string{"spec.unschedulable"}, BookmarkBody: `"spec":{},"status":{"daemonEndpoints":{"kubeletEndpoint":{"Port":0}},"nodeInfo":{"machineID":"","systemUUID":"","bootID":"","kernelVersion":"","osImage":"","containerRuntimeVersion":"","kubeletVersion":"","kubeProxyVersion":"","operatingSystem":"","architecture":""}}`},
+			Fields: []string{"spec.unschedulable"}, StatusSubresource: true, BookmarkBody: `"spec":{},"status":{"daemonEndpoints":{"kubeletEndpoint":{"Port":0}},"nodeInfo":{"machineID":"","systemUUID":"","bootID":"","kernelVersion":"","osImage":"","containerRuntimeVersion":"","kubeletVersion":"","kubeProxyVersion":"","operatingSystem":"","architecture":""}}`},
 		{Group: "apps", Version: "v1", Resource: "deployments", Kind: "Deployment", Namespaced: true,
-			ShortNames: []string{"deploy"}, Categories: []string{"all"},
+			ShortNames: []string{"deploy"}, Categories: []string{"all"}, StatusSubresource: true,
 			BookmarkBody: `"spec":{"selector":null,"template":{"metadata":{},"spec":{"containers":null}},"strategy":{}},"status":{}`},
 		{Group: "apps", Version: "v1", Resource: "replicasets", Kind: "ReplicaSet", Namespaced: true,
-			ShortNames: []string{"rs"}, Categories: []string{"all"},
+			ShortNames: []string{"rs"}, Categories: []string{"all"}, StatusSubresource: true,
 			BookmarkBody: `"spec":{"selector":null,"template":{"metadata":{},"spec":{"containers":null}}},"status":{"replicas":0}`},
 	}
 }

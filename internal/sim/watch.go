@@ -97,6 +97,10 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, t target) {
 	}
 	defer s.watchers.Add(-1)
 	ctx := r.Context()
+	var deadline time.Time // timeoutSeconds runs from the request, as the real server's does
+	if wq.timeout > 0 {
+		deadline = time.Now().Add(wq.timeout)
+	}
 	if wq.initial && wq.minRV > 0 && !s.waitUntil(ctx, wq.minRV) {
 		return
 	}
@@ -117,7 +121,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, t target) {
 	if wq.initEnd && wq.bookmarks && !ws.bookmark(begin.cursor, true) {
 		return
 	}
-	ws.loop(ctx, begin.cursor, begin.restart)
+	ws.loop(ctx, begin, deadline)
 }
 
 // watchBegin is where a watch starts: the events after cursor follow the initial
@@ -175,22 +179,53 @@ func (s *Server) waitUntil(ctx context.Context, rv uint64) bool {
 // watchBatch is how many events a watcher copies out of the history per lock.
 const watchBatch = 256
 
-// loop streams live events after cursor until the client leaves, the timeout passes,
-// the server stops or restarts, or the watcher falls out of the history window.
-func (ws *watchStream) loop(ctx context.Context, cursor uint64, restart <-chan struct{}) {
-	s, t := ws.s, ws.t
-	var timeout <-chan time.Time
-	if ws.q.timeout > 0 {
-		timer := time.NewTimer(ws.q.timeout)
-		defer timer.Stop()
-		timeout = timer.C
+// watchTimers are the timers of one watch stream; a nil channel never fires.
+type watchTimers struct {
+	end     <-chan time.Time // timeoutSeconds has passed
+	preEnd  <-chan time.Time // Options.DeadlineBookmarkLead before end
+	tick    <-chan time.Time // every Options.BookmarkInterval
+	cleanup []func()
+}
+
+func (ws *watchStream) newTimers(deadline time.Time) *watchTimers {
+	tm := &watchTimers{}
+	opts := &ws.s.opts
+	if !deadline.IsZero() {
+		timer := time.NewTimer(time.Until(deadline))
+		tm.end, tm.cleanup = timer.C, append(tm.cleanup, func() { timer.Stop() })
+		// Like the real watch cache, only a watch that lasts longer than the lead
+		// gets a pre-deadline bookmark.
+		if lead := opts.DeadlineBookmarkLead; ws.q.bookmarks && lead > 0 && time.Until(deadline) > lead {
+			pre := time.NewTimer(time.Until(deadline) - lead)
+			tm.preEnd, tm.cleanup = pre.C, append(tm.cleanup, func() { pre.Stop() })
+		}
 	}
-	var tick <-chan time.Time
 	if ws.q.bookmarks {
-		ticker := time.NewTicker(s.opts.BookmarkInterval)
-		defer ticker.Stop()
-		tick = ticker.C
+		ticker := time.NewTicker(opts.BookmarkInterval)
+		tm.tick, tm.cleanup = ticker.C, append(tm.cleanup, ticker.Stop)
 	}
+	return tm
+}
+
+func (tm *watchTimers) stop() {
+	for _, f := range tm.cleanup {
+		f()
+	}
+}
+
+// loop streams live events after begin.cursor until the client leaves, the deadline
+// passes, the server stops or restarts, or the watcher falls out of the history window.
+//
+// Bookmarks carry cursor, the newest RV the watcher has passed (of any resource). The
+// periodic one is sent unconditionally; the pre-deadline one, as the real watch
+// cache's, only if the watched resource has an event newer than the watch's start
+// (resRV > begin.cursor), and only once the watcher has caught up with the history.
+func (ws *watchStream) loop(ctx context.Context, begin watchBegin, deadline time.Time) {
+	s, t := ws.s, ws.t
+	tm := ws.newTimers(deadline)
+	defer tm.stop()
+	cursor, resRV := begin.cursor, uint64(0)
+	preEndDue := false
 	buf := make([]event, watchBatch)
 	for {
 		evs, wait, lost := s.store.eventsAfter(cursor, buf)
@@ -204,28 +239,35 @@ func (ws *watchStream) loop(ctx context.Context, cursor uint64, restart <-chan s
 			if ev.res != t.r {
 				continue
 			}
+			resRV = ev.rv
 			if typ, o := ws.classify(ev); o != nil && !ws.send(typ, o) {
 				return
 			}
 		}
 		clear(evs)
-		var idle <-chan struct{}
+		var idle <-chan struct{} = closedChan // more may be waiting: check the others without blocking
 		if len(evs) == 0 {
 			idle = wait
-		} else {
-			idle = closedChan // more may be waiting: check the others without blocking
+			if preEndDue {
+				preEndDue = false
+				if resRV > begin.cursor && !ws.bookmark(cursor, false) {
+					return
+				}
+			}
 		}
 		select {
 		case <-idle:
-		case <-tick:
-			if cursor <= s.ResourceVersion() && !ws.bookmark(cursor, false) {
+		case <-tm.tick:
+			if !ws.bookmark(cursor, false) {
 				return
 			}
-		case <-timeout:
+		case <-tm.preEnd:
+			preEndDue = true // checked once the watcher has read every event so far
+		case <-tm.end:
 			return
 		case <-ctx.Done():
 			return
-		case <-restart:
+		case <-begin.restart:
 			return
 		case <-s.stopped():
 			return

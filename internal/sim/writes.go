@@ -31,6 +31,7 @@ type writeOp struct {
 	// precondRV, when not empty, must equal the current resourceVersion (409 otherwise).
 	precondRV string
 	dryRun    bool
+	part      writePart // what the write may change; partWhole for in-process writes
 }
 
 // write validates and commits op, returning the stored object and whether it was created.
@@ -58,6 +59,11 @@ func (s *Server) writeLocked(op writeOp) (*object, bool, *StatusError) {
 	if serr := op.check(cur); serr != nil {
 		return nil, false, serr
 	}
+	m, serr := applyPart(r, op.part, op.m, cur)
+	if serr != nil {
+		return nil, false, serr
+	}
+	op.m = m
 	md, _ := op.m["metadata"].(map[string]any)
 	if md == nil {
 		md = map[string]any{}
@@ -245,14 +251,4 @@ func (s *Server) nameFor(r *resource, m map[string]any) (string, *StatusError) {
 	}
 	return "", errInvalid(r.info.Group, r.info.Kind, "", StatusCause{
 		Reason: "FieldValueRequired", Message: "Required value: name or generateName is required", Field: "metadata.name"})
-}
-
-// defaultPodStatus gives a pod created by a client the status a fresh pod has.
-func defaultPodStatus(r *resource, m map[string]any) {
-	if r.info.key() != "pods" {
-		return
-	}
-	if _, ok := m["status"].(map[string]any); !ok {
-		m["status"] = map[string]any{"phase": "Pending", "qosClass": "BestEffort"}
-	}
 }
