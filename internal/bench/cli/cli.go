@@ -108,7 +108,7 @@ func adjust(cfg *harness.Config, rows, pods string, runs int, tune, noQueue bool
 		}
 	}
 	if runs > 0 {
-		cfg.Runs = runs
+		cfg.Runs, cfg.MainRunsAt = runs, nil
 	}
 	if noQueue {
 		cfg.QueueItems = 0

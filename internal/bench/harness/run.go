@@ -58,7 +58,8 @@ func (cfg *Config) logf(format string, args ...any) {
 
 func settings(cfg *Config) []string {
 	return []string{
-		fmt.Sprintf("pods: %v (sim-generated, 3-4 KB of JSON each); runs: %d for main rows, %d for the others", cfg.PodCounts, cfg.Runs, cfg.ExtraRuns),
+		fmt.Sprintf("pods: %v (sim-generated, 3-4 KB of JSON each); runs: %d for main rows (overrides by pod count: %v), %d for the others",
+			cfg.PodCounts, cfg.Runs, cfg.MainRunsAt, cfg.ExtraRuns),
 		fmt.Sprintf("throughput: %d MODIFIED events written while the engine's watch is held, then read from the server's history", cfg.ThroughputEvents),
 		fmt.Sprintf("latency: %d events at %.0f/s, stamped just before each server write", cfg.LatencyEvents, cfg.LatencyRate),
 		"relist: the server loses its history (as after a restart) with a write the engine has not seen; the engine's resume gets 410",
@@ -67,11 +68,14 @@ func settings(cfg *Config) []string {
 	}
 }
 
-func (cfg *Config) runsFor(r Row) int {
-	if r.Main {
-		return cfg.Runs
+func (cfg *Config) runsFor(r Row, pods int) int {
+	if !r.Main {
+		return cfg.ExtraRuns
 	}
-	return cfg.ExtraRuns
+	if n, ok := cfg.MainRunsAt[pods]; ok {
+		return n
+	}
+	return cfg.Runs
 }
 
 // runPodCount loads n pods and runs every row, interleaving runs so that
@@ -81,7 +85,7 @@ func runPodCount(ctx context.Context, cfg *Config, n int, res *report.Results) e
 	maxRuns := 0
 	for _, r := range cfg.Rows {
 		withFront = withFront || r.Proto
-		maxRuns = max(maxRuns, cfg.runsFor(r))
+		maxRuns = max(maxRuns, cfg.runsFor(r, n))
 	}
 	cfg.logf("loading %d pods", n)
 	srv, err := startServers(n, cfg.ThroughputEvents+cfg.LatencyEvents+10000, withFront)
@@ -96,7 +100,7 @@ func runPodCount(ctx context.Context, cfg *Config, n int, res *report.Results) e
 	}
 	for run := range maxRuns {
 		for _, r := range cfg.Rows {
-			if run >= cfg.runsFor(r) {
+			if run >= cfg.runsFor(r, n) {
 				continue
 			}
 			if err := ctx.Err(); err != nil {
