@@ -26,7 +26,9 @@
 //     immediate (no graceful deletion, no finalizers, no cascading).
 //   - Pods written with PutPod, LoadPods or the churn generator have realistic
 //     bodies of about 3-4 KB and any status they are given; pods created over HTTP
-//     or with Create are stored as sent, except for the status (see Writes).
+//     or with Create are stored as sent, with the spec defaults the real server
+//     fills in (restartPolicy, schedulerName, tolerations, container pull policy and
+//     so on; no service account volume) and their status replaced (see Writes).
 //
 // # Lists
 //

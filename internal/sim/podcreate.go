@@ -24,7 +24,8 @@ type requirements struct {
 }
 
 // preparePodCreate does to a pod sent by a client what the real server does on
-// create: requests default to limits where only limits are given, and the sent
+// create: the spec gets its defaults (see defaultPodSpec), requests default to
+// limits where only limits are given, and the sent
 // status is replaced by {phase: Pending, qosClass: <computed>}. Quantities that do not
 // parse are a 400 (as the real server's decoding fails); negative ones and requests
 // above limits are a 422.
@@ -33,6 +34,8 @@ func preparePodCreate(name string, m map[string]any) *StatusError {
 	if serr != nil {
 		return serr
 	}
+	defaultPodSpec(spec)
+	m["spec"] = spec
 	var containers []requirements
 	for _, field := range []string{"initContainers", "containers"} {
 		list, ok := spec[field].([]any)

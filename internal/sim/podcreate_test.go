@@ -153,3 +153,60 @@ func TestCreateInitialStatusPerKind(t *testing.T) {
 	ns := getMap(t, h, "/api/v1/namespaces/fresh")
 	require.Equal(t, []any{"kubernetes"}, ns["spec"].(map[string]any)["finalizers"])
 }
+
+// TestPodCreateSpecDefaultsMatchCapture: a pod sent with only what kubectl run
+// sends reads back with the spec the real server stored for it (less the service
+// account volume, which needs the ServiceAccount admission plugin).
+func TestPodCreateSpecDefaultsMatchCapture(t *testing.T) {
+	var real map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(string(capture(t, "watch-streaming-list.jsonl"))), "\n") {
+		ev := decodeMap(t, []byte(line))
+		if obj := ev["object"].(map[string]any); nameOf(obj) == "worker-1" {
+			real = obj
+		}
+	}
+	require.NotNil(t, real, "worker-1 in the capture")
+	want := real["spec"].(map[string]any)
+	for _, k := range []string{"volumes", "serviceAccountName", "serviceAccount"} {
+		delete(want, k)
+	}
+	delete(want["containers"].([]any)[0].(map[string]any), "volumeMounts")
+
+	h := simtest.Start(t, sim.Options{})
+	code, body := do(t, h, "POST", "/api/v1/namespaces/demo/pods", "", podJSON("worker-1",
+		`{"containers":[{"name":"worker-1","image":"registry.local/worker:v1"}],"restartPolicy":"Never"}`, `{}`))
+	require.Equal(t, 201, code, "%s", body)
+	got := decodeMap(t, body)
+	require.Equal(t, want, got["spec"])
+	require.Equal(t, real["status"], got["status"])
+
+	list := getMap(t, h, "/api/v1/namespaces/demo/pods?fieldSelector=spec.schedulerName%3Ddefault-scheduler,spec.restartPolicy%3DNever")
+	require.Len(t, items(t, list), 1)
+}
+
+func TestPodCreateContainerDefaults(t *testing.T) {
+	tests := []struct {
+		image, want string
+	}{
+		{"registry.local/app", "Always"}, {"registry.local/app:latest", "Always"}, {"app:1.2", "IfNotPresent"},
+		{"registry.local:5000/app", "Always"}, {"registry.local:5000/app:v1", "IfNotPresent"},
+		{"app@sha256:0123", "IfNotPresent"},
+	}
+	h := simtest.Start(t, sim.Options{})
+	for i, tc := range tests {
+		t.Run(tc.image, func(t *testing.T) {
+			obj, err := h.Server.Create("pods", podJSON("c"+strconvU(uint64(i)), `{"containers":[{"name":"c","image":"`+tc.image+
+				`","ports":[{"containerPort":80}],"env":[{"name":"IP","valueFrom":{"fieldRef":{"fieldPath":"status.podIP"}}}]}],`+
+				`"tolerations":[{"key":"node.kubernetes.io/unreachable","operator":"Exists","effect":"NoExecute","tolerationSeconds":10}]}`, ""))
+			require.NoError(t, err)
+			spec := decodeMap(t, obj.JSON)["spec"].(map[string]any)
+			c := spec["containers"].([]any)[0].(map[string]any)
+			require.Equal(t, tc.want, c["imagePullPolicy"])
+			require.Equal(t, "TCP", c["ports"].([]any)[0].(map[string]any)["protocol"])
+			require.Equal(t, "v1", c["env"].([]any)[0].(map[string]any)["valueFrom"].(map[string]any)["fieldRef"].(map[string]any)["apiVersion"])
+			tols := spec["tolerations"].([]any)
+			require.Len(t, tols, 2, "the pod's own unreachable toleration stays, not-ready is added: %v", tols)
+			require.EqualValues(t, 10, tols[0].(map[string]any)["tolerationSeconds"])
+		})
+	}
+}
