@@ -1,7 +1,3 @@
-// Package chaosnet is a loopback TCP proxy that breaks connections the way
-// networks do, for tests and the soak: it can freeze every open connection
-// (bytes stop in both directions but nothing is closed: a half-open, dead
-// peer), cut them all (a server restart), or refuse new ones for a while.
 package chaosnet
 
 import (
