@@ -22,7 +22,10 @@ const maxFrameLimit = 1 << 30
 const (
 	// framesPerWorker is how many buffered frames a batch holds per
 	// decoding goroutine: enough to amortise starting the goroutines.
-	framesPerWorker = 16
+	framesPerWorker = 32
+	// parallelBufferFactor bounds how many times initialBufferSize a
+	// parallel decoder's buffer starts with (one per worker).
+	parallelBufferFactor = 4
 	// maxBatchFrames bounds the frames (and decoded objects) in flight in
 	// one batch, whatever Parallelism says.
 	maxBatchFrames = 1024
@@ -39,8 +42,9 @@ type DecoderOptions struct {
 	MaxFrameSize int
 	// Parallelism is how many frames may be decoded at once; 0 or 1 decodes
 	// on the caller's goroutine. With more, events already buffered are
-	// decoded in batches of at most 16×Parallelism frames (and never more
-	// than 1024), still delivered in stream order.
+	// decoded in batches of at most 32×Parallelism frames (never more than
+	// 1024), still delivered in stream order, and the read buffer starts
+	// at 64 KiB×min(Parallelism, 4) instead of 64 KiB.
 	Parallelism int
 }
 
@@ -120,11 +124,13 @@ func NewDecoder[T Object](r io.Reader, opts DecoderOptions) *Decoder[T] {
 	}
 	limit = min(limit, maxFrameLimit)
 	workers := max(opts.Parallelism, 1)
-	return &Decoder[T]{
-		f:        newFramer(r, limit, "MaxFrameSize", "watch event"),
-		workers:  workers,
-		maxBatch: min(workers*framesPerWorker, maxBatchFrames),
+	f := newFramer(r, limit, "MaxFrameSize", "watch event")
+	if workers > 1 {
+		// A larger buffer lets a busy stream fill larger batches, which
+		// amortises the helpers' start-up.
+		f.bufSize = initialBufferSize * min(workers, parallelBufferFactor)
 	}
+	return &Decoder[T]{f: f, workers: workers, maxBatch: min(workers*framesPerWorker, maxBatchFrames)}
 }
 
 // Next returns the next event in stream order; io.EOF at a clean end of

@@ -70,6 +70,7 @@ type framer struct {
 	kind       scanKind
 	depth      int  // nesting depth at buf[scan]; meaningful when kind == scanNested
 	inStr      bool // buf[scan] is inside a string
+	bufSize    int  // the buffer's starting size, to which it shrinks back
 	limit      int  // largest value accepted, in bytes
 	limitName  string
 	what       string // names a value in errors: "watch event", "list body"
@@ -79,7 +80,7 @@ type framer struct {
 }
 
 func newFramer(r io.Reader, limit int, limitName, what string) *framer {
-	return &framer{r: r, limit: limit, limitName: limitName, what: what}
+	return &framer{r: r, limit: limit, limitName: limitName, what: what, bufSize: initialBufferSize}
 }
 
 // frame returns the next top-level object of a watch stream and its stream
@@ -206,7 +207,7 @@ func (f *framer) begin() {
 func (f *framer) take() ([]byte, int64, error) {
 	v, off := f.buf[f.start:f.scan:f.scan], f.base+int64(f.start)
 	f.start, f.kind = f.scan, scanIdle
-	if len(v) > initialBufferSize {
+	if len(v) > f.bufSize {
 		f.small = 0
 	} else {
 		f.small++
@@ -342,13 +343,13 @@ func (f *framer) endError() error {
 // the room the limit allows), compacting the buffer before growing it.
 func (f *framer) makeRoom() {
 	if f.buf == nil {
-		f.buf = make([]byte, min(initialBufferSize, f.maxBuffer()))
+		f.buf = make([]byte, min(f.bufSize, f.maxBuffer()))
 	}
 	if f.start == f.end && f.kind == scanIdle {
 		f.base += int64(f.start)
 		f.start, f.end = 0, 0
-		if len(f.buf) > initialBufferSize && f.small >= shrinkAfter {
-			f.buf = make([]byte, initialBufferSize)
+		if len(f.buf) > f.bufSize && f.small >= shrinkAfter {
+			f.buf = make([]byte, f.bufSize)
 		}
 	}
 	if len(f.buf)-f.end >= minReadSize {
