@@ -24,8 +24,9 @@ type ListMeta struct {
 // "items":[...]}, fields in any order; PartialObjectMetadataList too)
 // item by item, calling each with every item decoded into a fresh T, in
 // order, without holding the whole list in memory: only the item being
-// decoded is buffered, and an item larger than maxItemSize bytes (0 or
-// less means DefaultMaxFrameSize) is an error.
+// decoded is buffered. Each item, and each other field's value, is bounded
+// by maxItemSize bytes (0 or less means DefaultMaxFrameSize) and by
+// MaxNestingDepth.
 //
 // An error from each stops decoding and is returned unchanged. Bad input
 // is a *DecodeError naming the offset and the item; a body that is not a
@@ -262,7 +263,7 @@ func decodeItem[T Object](d *listDecoder, i int) (obj T, err error) {
 	v, off, err := d.f.value()
 	if err != nil {
 		var de *DecodeError
-		if errors.As(err, &de) && errors.Is(err, ErrFrameTooLarge) {
+		if errors.As(err, &de) { // too large, too deep or cut short: say which item
 			de.What = "list item " + strconv.Itoa(i)
 		}
 		return obj, err

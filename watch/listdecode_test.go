@@ -146,7 +146,8 @@ func TestDecodeListErrors(t *testing.T) {
 		{name: "no items", in: `{"kind":"PodList","metadata":{}}`, wantIs: ErrNotList, wantText: []string{"no items"}},
 		{name: "not an object", in: `[1,2]`, wantIs: ErrUnexpectedByte, wantText: []string{"offset 0", "want '{'"}},
 		{name: "empty body", in: ``, wantIs: io.ErrUnexpectedEOF},
-		{name: "truncated in items", in: `{"kind":"PodList","items":[` + item + `,{"metadata":`, wantNames: 1, wantIs: io.ErrUnexpectedEOF},
+		{name: "truncated in items", in: `{"kind":"PodList","items":[` + item + `,{"metadata":`, wantNames: 1, wantIs: io.ErrUnexpectedEOF,
+			wantText: []string{"list item 1 at offset 53"}},
 		{name: "truncated after items", in: `{"kind":"PodList","items":[` + item + `]`, wantNames: 1, wantIs: io.ErrUnexpectedEOF},
 		{name: "item too large", in: `{"kind":"PodList","items":[` + item + `,{"metadata":{"name":"` + strings.Repeat("x", 200) + `"}}]}`,
 			max: 100, wantNames: 1, wantIs: ErrFrameTooLarge, wantText: []string{"list item 1 at offset 53", "100-byte limit", "maxItemSize"}},
@@ -160,7 +161,8 @@ func TestDecodeListErrors(t *testing.T) {
 		{name: "missing colon", in: `{"kind" "PodList"}`, wantIs: ErrUnexpectedByte, wantText: []string{"want ':'"}},
 		{name: "items not an array", in: `{"items":{}}`, wantIs: ErrUnexpectedByte, wantText: []string{"want '['"}},
 		{name: "bad metadata", in: `{"metadata":{"resourceVersion":5},"items":[]}`, wantText: []string{"list metadata"}},
-		{name: "too deep", in: `{"items":[` + strings.Repeat("[", 2000), wantIs: ErrNestingTooDeep},
+		{name: "too deep", in: `{"items":[` + strings.Repeat("[", 2000), wantIs: ErrNestingTooDeep,
+			wantText: []string{"list item 0 at offset 1010"}},
 	}
 	for _, tt := range tests {
 		for _, oneByte := range []bool{false, true} {
