@@ -22,7 +22,7 @@ const (
 	// it the buffer is compacted or grown first.
 	minReadSize = 4 << 10
 	// shrinkAfter is how many consecutive small values must pass before a
-	// buffer grown for one large value drops back to initialBufferSize.
+	// buffer grown for one large value drops back to its starting size.
 	shrinkAfter = 64
 	// maxEmptyReads is how many (0, nil) Reads in a row are taken as a
 	// reader that makes no progress.
