@@ -1,7 +1,6 @@
 package informer
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/kwatch/kwatch/internal/sim"
 	"github.com/kwatch/kwatch/internal/sim/simtest"
+	"github.com/kwatch/kwatch/internal/testutil"
 	"github.com/kwatch/kwatch/watch"
 )
 
@@ -44,7 +44,7 @@ func TestHostileWatchStreams(t *testing.T) {
 			)
 			opts := fastOptions(s.srv.URL, t, ListPaged)
 			opts.Decoder.MaxFrameSize = 64 << 10
-			logs := &lockedWriter{w: &bytes.Buffer{}}
+			logs := &testutil.Buffer{}
 			opts.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			inf, err := New(opts)
 			require.NoError(t, err)
@@ -74,8 +74,7 @@ func TestCredentialsNeverLogged(t *testing.T) {
 	const secret = "kw-secret-token-5f1c9e"
 	h := simtest.Start(t, sim.Options{BearerToken: secret})
 	loadPods(t, h.Server, 5)
-	var logs bytes.Buffer
-	var mu = &lockedWriter{w: &logs}
+	mu := &testutil.Buffer{}
 	logger := slog.New(slog.NewTextHandler(mu, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	for _, token := range []string{secret + "-wrong", secret} {
 		c, err := watch.NewClient(&watch.Config{Host: h.URL, BearerToken: token})

@@ -1,7 +1,6 @@
 package informer
 
 import (
-	"bytes"
 	"log/slog"
 	"net/http"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kwatch/kwatch/internal/backoff"
+	"github.com/kwatch/kwatch/internal/testutil"
 	"github.com/kwatch/kwatch/watch"
 )
 
@@ -259,7 +259,7 @@ func TestHostileListsAreBoundedAndRecovered(t *testing.T) {
 	)
 	opts := fastOptions(s.srv.URL, t, ListPaged)
 	opts.IdleTimeout = 300 * time.Millisecond
-	logs := &lockedWriter{w: &bytes.Buffer{}}
+	logs := &testutil.Buffer{}
 	opts.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	inf, err := New(opts)
 	require.NoError(t, err)

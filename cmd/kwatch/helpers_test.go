@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/kwatch/kwatch/internal/testutil"
 )
 
 // wait bounds anything asynchronous: the machine is loaded and slow, and
@@ -97,7 +99,7 @@ type proc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	stdout io.Reader // the live stdout pipe, read by the test
-	stderr *lockedBuffer
+	stderr *testutil.Buffer
 	done   chan struct{} // closed when Wait returned
 	once   sync.Once     // starts the goroutine that waits
 	code   int
@@ -111,7 +113,7 @@ func start(t *testing.T, env []string, args ...string) *proc {
 	cmd.Env = env
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	p := &proc{t: t, cmd: cmd, stdout: stdout, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	p := &proc{t: t, cmd: cmd, stdout: stdout, stderr: &testutil.Buffer{}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
@@ -163,35 +165,17 @@ func (p *proc) interrupt(lines *lineReader) (string, int) {
 	return rest, p.wait()
 }
 
-// lockedBuffer is a bytes.Buffer safe for a writer and a reader.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // lineReader reads a process's stdout line by line on one goroutine and
 // hands lines to the test, which waits with a bound.
 type lineReader struct {
 	t     *testing.T
 	lines chan string
-	all   *lockedBuffer
+	all   *testutil.Buffer
 	ended chan struct{}
 }
 
 func readLines(t *testing.T, r io.Reader) *lineReader {
-	lr := &lineReader{t: t, lines: make(chan string, 1<<16), all: &lockedBuffer{}, ended: make(chan struct{})}
+	lr := &lineReader{t: t, lines: make(chan string, 1<<16), all: &testutil.Buffer{}, ended: make(chan struct{})}
 	go func() { // ends at EOF, when the process exits
 		defer close(lr.ended)
 		br := bufio.NewReader(r)

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +10,7 @@ import (
 
 	"github.com/kwatch/kwatch/internal/sim"
 	"github.com/kwatch/kwatch/internal/sim/simtest"
+	"github.com/kwatch/kwatch/internal/testutil"
 	"github.com/kwatch/kwatch/watch"
 )
 
@@ -25,26 +24,9 @@ func TestExampleControllerRuns(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	var out lockedBuffer
+	var out testutil.Buffer
 	require.NoError(t, run(ctx, &watch.Config{Host: h.URL}, &out))
 	for i := 0; i < 5; i++ {
 		require.Contains(t, out.String(), fmt.Sprintf("demo/p-%d Pending\n", i))
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

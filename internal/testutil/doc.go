@@ -1,0 +1,2 @@
+// Package testutil holds small helpers shared by kwatch's tests.
+package testutil
