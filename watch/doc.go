@@ -27,8 +27,16 @@
 //   - Config from kubeconfig (LoadKubeconfig), in-cluster (InClusterConfig) or by hand,
 //     with bearer tokens, rotating token files, client certificates and exec plugins.
 //   - A Client over HTTP/2 with health pings on TLS, or chunked HTTP/1.1 on plain HTTP.
-//   - List and Watch, generic over the caller's object type, and discovery.
-//   - A Decoder that frames and decodes a watch stream incrementally, with a
-//     bounded frame size, never panicking on bad input.
+//   - List, ListEach and Watch, generic over the caller's object type (any T
+//     satisfying Object: *corev1.Pod, a slim struct embedding metav1.ObjectMeta,
+//     *metav1.PartialObjectMetadata), with idle deadlines so a silent server
+//     cannot hang a caller; discovery and Resolve ("po", "deploy", "Pod").
+//   - A Decoder that frames and decodes a watch stream incrementally, whatever
+//     the chunk boundaries, with a bounded frame size (DefaultMaxFrameSize) and
+//     nesting depth (MaxNestingDepth), optionally on several cores
+//     (DecoderOptions.Parallelism) while delivering events in order. Bad input
+//     ends the stream with a *DecodeError naming the offset and the problem;
+//     it never panics, and no object is ever skipped silently. Close is safe
+//     while Next runs. DecodeList streams a list's items one by one.
 //   - StatusError and predicates (IsGone, IsRetryable, RetryAfter) for every error answer.
 package watch
