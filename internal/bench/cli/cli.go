@@ -36,6 +36,7 @@ func Main(args []string) int {
 		runs       = fs.Int("runs", 0, "runs for main rows, overriding the mode's")
 		profileDir = fs.String("profile-dir", "", "write CPU profiles of each row's first run here")
 		noQueue    = fs.Bool("no-queue", false, "skip the workqueue scenario")
+		name       = fs.String("name", "", "name of the result files (default: the mode, quick or full)")
 		// engine and queue
 		eng      = fs.String("engine", "", "engine to run (engine and queue roles)")
 		host     = fs.String("host", "", "API server URL (engine role)")
@@ -63,6 +64,9 @@ func Main(args []string) int {
 			cfg = harness.Quick()
 		}
 		cfg.ProfileDir, cfg.Log = *profileDir, os.Stderr
+		if *name != "" {
+			cfg.Mode = *name
+		}
 		if err = adjust(&cfg, *rows, *pods, *runs, *tune, *noQueue); err == nil {
 			err = runHarness(ctx, cfg, *out)
 		}

@@ -10,8 +10,8 @@ import (
 
 // Chart geometry, in SVG user units.
 const (
-	panelW, panelH = 860.0, 340.0
-	padL, padR     = 70.0, 190.0
+	panelW, panelH = 900.0, 340.0
+	padL, padR     = 70.0, 230.0
 	padT, padB     = 40.0, 50.0
 	maxNines       = 3.0 // the x axis ends at p99.9
 )
