@@ -1,0 +1,128 @@
+package watch
+
+import (
+	stdjson "encoding/json"
+	"fmt"
+	"hash/maphash"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unsafe"
+
+	jsoniter "github.com/json-iterator/go"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+type phase string
+
+type internProbe struct {
+	S      string            `json:"s"`
+	P      phase             `json:"p"`
+	M      map[string]string `json:"m"`
+	L      []string          `json:"l"`
+	Keep   string            `json:"keep"`
+	Fields *metav1.FieldsV1  `json:"fields,omitempty"`
+}
+
+func TestInternedDecodingMatchesEncodingJSON(t *testing.T) {
+	long := strings.Repeat("x", maxLong+10)
+	cases := []string{
+		`{"s":"plain","p":"Running","m":{"app":"web","":"empty key"},"l":["a","b","a"],"keep":null}`,
+		`{"s":"quote \" inside","p":"back\\slash","m":{"k\"ey":"v\nal"},"l":["\u00e9t\u00e9","😀","\ud83d\ude00"]}`,
+		`{"s":"","p":"","m":{},"l":[]}`,
+		`{"s":"` + long + `","l":["` + long + `"]}`,
+		`{"s":"raw utf8 été 日本","fields":{"f:metadata":{"f:labels":{".":{}}}}}`,
+		`{"fields":null}`,
+	}
+	for _, c := range cases {
+		var want, got internProbe
+		want.Keep, got.Keep = "before", "before"
+		require.NoError(t, stdjson.Unmarshal([]byte(c), &want), c)
+		require.NoError(t, json.Unmarshal([]byte(c), &got), c)
+		require.Equal(t, want, got, c)
+	}
+}
+
+func TestInternedDecodingRandomStrings(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []rune("ab\"\\\n\t/é日😀 \x01{}[]:,")
+	for i := 0; i < 2000; i++ {
+		var b strings.Builder
+		for j := rng.IntN(40); j > 0; j-- {
+			b.WriteRune(alphabet[rng.IntN(len(alphabet))])
+		}
+		in := internProbe{S: b.String(), M: map[string]string{b.String(): b.String()}}
+		raw, err := stdjson.Marshal(in)
+		require.NoError(t, err)
+		var got internProbe
+		require.NoError(t, json.Unmarshal(raw, &got), string(raw))
+		require.Equal(t, in.S, got.S, string(raw))
+		require.Equal(t, in.M, got.M, string(raw))
+	}
+}
+
+func TestInternedStringsAreShared(t *testing.T) {
+	var a, b internProbe
+	require.NoError(t, json.Unmarshal([]byte(`{"s":"registry.local/app:1.2","fields":{"f:spec":{}}}`), &a))
+	require.NoError(t, json.Unmarshal([]byte(`{"s":"registry.local/app:1.2","fields":{"f:spec":{}}}`), &b))
+	require.Equal(t, unsafe.StringData(a.S), unsafe.StringData(b.S), "one copy of a repeated string")
+	require.Equal(t, unsafe.SliceData(a.Fields.Raw), unsafe.SliceData(b.Fields.Raw), "one copy of a repeated field set")
+}
+
+func TestInternedDecodingFromSmallReaderBuffer(t *testing.T) {
+	// A reader-backed iterator with a tiny buffer: strings cross buffer
+	// boundaries and take the ordinary path.
+	raw := `{"s":"a fairly long string that crosses the buffer","m":{"key with \"escape\"":"value"},"l":["x","yy","zzz"]}`
+	iter := jsoniter.Parse(json, strings.NewReader(raw), 8)
+	var got, want internProbe
+	iter.ReadVal(&got)
+	require.NoError(t, iter.Error)
+	require.NoError(t, stdjson.Unmarshal([]byte(raw), &want))
+	require.Equal(t, want, got)
+}
+
+func TestInternedDecodingErrors(t *testing.T) {
+	for _, c := range []string{`{"s":12}`, `{"s":"unterminated`, `{"m":{"k":3}}`, `{"s":"ctl` + "\x01" + `"}`} {
+		var got internProbe
+		err := json.Unmarshal([]byte(c), &got)
+		require.Error(t, err, c)
+	}
+}
+
+func TestInternTableBounds(t *testing.T) {
+	tbl := &internTable{seed: maphash.MakeSeed()}
+	huge := []byte(strings.Repeat("y", maxLong+1))
+	require.Equal(t, string(huge), tbl.intern(huge))
+	for i := 0; i < 3*shortSlots; i++ {
+		s := fmt.Sprint("k", i)
+		require.Equal(t, s, tbl.intern([]byte(s)))
+	}
+	n := 0
+	for i := range tbl.short {
+		if tbl.short[i].Load() != nil {
+			n++
+		}
+	}
+	require.LessOrEqual(t, n, shortSlots, "the table never grows")
+}
+
+func BenchmarkInternedPodDecode(b *testing.B) {
+	frame := []byte(fmt.Sprintf(benchPodTemplate, "00001", 100001, 7))
+	plain := jsoniter.Config{EscapeHTML: true, SortMapKeys: true, ValidateJsonRawMessage: true}.Froze()
+	for _, c := range []struct {
+		name string
+		api  jsoniter.API
+	}{{"plain", plain}, {"interned", json}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(frame)))
+			for i := 0; i < b.N; i++ {
+				var p *testPod
+				if err := c.api.Unmarshal(frame, &p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
