@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"syscall"
@@ -45,6 +46,7 @@ func Main(args []string) int {
 		par      = fs.Int("parallelism", 0, "kwatch decoder parallelism (0: default)")
 		workers  = fs.Int("workers", 1, "workqueue workers (queue role)")
 		items    = fs.Int("items", 100000, "workqueue items (queue role)")
+		qprof    = fs.String("cpuprofile", "", "CPU profile of the workqueue run (queue role)")
 	)
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -57,7 +59,7 @@ func Main(args []string) int {
 		err = engine.Serve(ctx, engine.Config{Engine: *eng, Host: *host, ListMode: *listMode,
 			PageSize: *pageSize, Parallelism: *par}, os.Stdin, os.Stdout)
 	case "queue":
-		err = runQueue(*eng, *workers, *items)
+		err = runQueue(*eng, *workers, *items, *qprof)
 	case "harness":
 		cfg := harness.Full()
 		if *quick {
@@ -80,7 +82,18 @@ func Main(args []string) int {
 	return 0
 }
 
-func runQueue(eng string, workers, items int) error {
+func runQueue(eng string, workers, items int, profile string) error {
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	res, err := engine.RunQueue(eng, workers, items)
 	if err != nil {
 		return err
