@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"reflect"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	jsoniter "github.com/json-iterator/go"
@@ -98,39 +99,40 @@ func (stringDecoder) Decode(ptr unsafe.Pointer, iter *jsoniter.Iterator) {
 		*(*string)(ptr) = iter.ReadString() // reports the type error
 		return
 	}
-	if s, ok := readPlainString(iter); ok {
-		*(*string)(ptr) = s
+	if b, ok := plainStringBytes(iter); ok {
+		*(*string)(ptr) = interned.intern(b)
 		return
 	}
 	s := iter.ReadString()
 	*(*string)(ptr) = interned.intern(unsafe.Slice(unsafe.StringData(s), len(s)))
 }
 
-// readPlainString reads a string that has no escapes and lies whole in the
-// iterator's buffer, interning it without an intermediate copy. It reads
-// nothing and returns false for any other string.
-func readPlainString(iter *jsoniter.Iterator) (string, bool) {
+// plainStringBytes consumes a string that has no escapes and lies whole in
+// the iterator's buffer, and returns its bytes, which stay valid only until
+// the iterator reads on. It consumes nothing and returns false for any
+// other string.
+func plainStringBytes(iter *jsoniter.Iterator) ([]byte, bool) {
 	if !iterLayout.ok {
-		return "", false
+		return nil, false
 	}
 	base := unsafe.Pointer(iter)
 	buf := *(*[]byte)(unsafe.Add(base, iterLayout.buf))
 	head := (*int)(unsafe.Add(base, iterLayout.head))
 	tail := *(*int)(unsafe.Add(base, iterLayout.tail))
 	if *head >= tail || buf[*head] != '"' {
-		return "", false
+		return nil, false
 	}
 	for i := *head + 1; i < tail; i++ {
 		switch c := buf[i]; {
 		case c == '"':
-			s := interned.intern(buf[*head+1 : i])
+			b := buf[*head+1 : i]
 			*head = i + 1
-			return s, true
+			return b, true
 		case c == '\\' || c < 0x20:
-			return "", false // escapes and control bytes take the ordinary path
+			return nil, false // escapes and control bytes take the ordinary path
 		}
 	}
-	return "", false
+	return nil, false
 }
 
 // fieldsV1Decoder keeps managedFields' raw field sets, identical across
@@ -152,15 +154,60 @@ func (fieldsV1Decoder) Decode(ptr unsafe.Pointer, iter *jsoniter.Iterator) {
 	f.Raw = unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
+// timeDecoder parses metav1.Time (RFC 3339) straight from the input.
+// Without it jsoniter copies the raw value and hands it to the type's
+// UnmarshalJSON, which decodes it again with encoding/json: about a tenth
+// of the CPU of decoding a pod.
+type timeDecoder struct{}
+
+func (timeDecoder) Decode(ptr unsafe.Pointer, iter *jsoniter.Iterator) {
+	t := (*metav1.Time)(ptr)
+	switch iter.WhatIsNext() {
+	case jsoniter.NilValue:
+		iter.Skip()
+		*t = metav1.Time{}
+		return
+	case jsoniter.StringValue:
+	default:
+		iter.ReportError("decode metav1.Time", "expects a string or null")
+		iter.Skip()
+		return
+	}
+	var s string
+	if b, ok := plainStringBytes(iter); ok {
+		s = unsafe.String(unsafe.SliceData(b), len(b)) // only for the parse; not kept
+	} else {
+		s = iter.ReadString()
+	}
+	if iter.Error != nil {
+		return
+	}
+	if s == "" {
+		*t = metav1.Time{}
+		return
+	}
+	pt, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		iter.ReportError("decode metav1.Time", "not an RFC 3339 time")
+		return
+	}
+	t.Time = pt.Local()
+}
+
 // internExtension plugs the decoders above into a jsoniter configuration.
 type internExtension struct{ jsoniter.DummyExtension }
 
-var fieldsV1Type = reflect.TypeFor[metav1.FieldsV1]()
+var (
+	fieldsV1Type = reflect.TypeFor[metav1.FieldsV1]()
+	timeType     = reflect.TypeFor[metav1.Time]()
+)
 
 func (*internExtension) CreateDecoder(t reflect2.Type) jsoniter.ValDecoder {
 	switch {
 	case t.Type1() == fieldsV1Type:
 		return fieldsV1Decoder{}
+	case t.Type1() == timeType:
+		return timeDecoder{}
 	case t.Kind() == reflect.String:
 		return stringDecoder{}
 	}

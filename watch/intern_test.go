@@ -126,3 +126,34 @@ func BenchmarkInternedPodDecode(b *testing.B) {
 		})
 	}
 }
+
+type timeProbe struct {
+	T  metav1.Time  `json:"t"`
+	P  *metav1.Time `json:"p"`
+	Ts []metav1.Time
+}
+
+func TestTimeDecodingMatchesMetav1(t *testing.T) {
+	for _, c := range []string{
+		`{"t":"2026-11-30T10:15:02Z","p":"2026-11-30T10:15:09+02:00","Ts":["2026-01-02T03:04:05Z"]}`,
+		`{"t":null,"p":null}`,
+		`{"t":"2026-11-30T10:15:02\u005a"}`,
+	} {
+		var want, got timeProbe
+		require.NoError(t, stdjson.Unmarshal([]byte(c), &want), c)
+		require.NoError(t, json.Unmarshal([]byte(c), &got), c)
+		require.True(t, want.T.Equal(&got.T), "%s: %v vs %v", c, want.T, got.T)
+		require.Equal(t, want.P == nil, got.P == nil, c)
+		if want.P != nil {
+			require.True(t, want.P.Equal(got.P), c)
+		}
+		require.Equal(t, len(want.Ts), len(got.Ts))
+	}
+	var empty timeProbe
+	require.NoError(t, json.Unmarshal([]byte(`{"t":""}`), &empty), "an empty time is read as zero, leniently")
+	require.True(t, empty.T.IsZero())
+	for _, bad := range []string{`{"t":"yesterday"}`, `{"t":12}`, `{"t":"2026-11-30T10:15:02Z`} {
+		var got timeProbe
+		require.Error(t, json.Unmarshal([]byte(bad), &got), bad)
+	}
+}
