@@ -68,7 +68,7 @@ func (t *internTable) intern(b []byte) string {
 // changed this layout in years; if it ever does, the check in init turns
 // the fast path off and strings are read the ordinary way, then interned.
 var iterLayout struct {
-	ok                  bool
+	ok              bool
 	buf, head, tail uintptr
 }
 
