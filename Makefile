@@ -2,7 +2,7 @@
 GO ?= go
 RACE ?= -race
 
-.PHONY: all build test unit vet run sim soak conformance fuzz
+.PHONY: all build test unit vet run sim soak conformance fuzz bench bench-quick bench-test
 
 all: build
 
@@ -12,7 +12,7 @@ build:
 # test runs every test: the library module's tests with the race
 # detector, a short fuzz of every parser, and the conformance suite against
 # a real kube-apiserver and etcd and against the simulator.
-test: unit fuzz conformance
+test: unit bench-test fuzz conformance
 
 # unit runs the library module's tests only (a few minutes).
 unit: vet
@@ -51,3 +51,15 @@ sim:
 DURATION ?= 2m
 soak:
 	$(GO) run ./internal/soak/cmd/soak -duration $(DURATION)
+
+# bench runs kwatch and client-go side by side (internal/bench, its own
+# module) and writes internal/bench/results; bench-quick is a smoke run.
+bench:
+	cd internal/bench && $(GO) run ./cmd/bench
+
+bench-quick:
+	cd internal/bench && $(GO) run ./cmd/bench -quick
+
+# bench-test runs a tiny version of the harness, so CI sees it still works.
+bench-test:
+	cd internal/bench && $(GO) test $(RACE) -short -count=1 ./...
