@@ -121,6 +121,7 @@ func Full() Config {
 // TuningRows try kwatch settings other than the defaults.
 func TuningRows() []Row {
 	return []Row{
+		{Name: "kwatch-par1", Engine: "kwatch", Parallelism: 1, Kwatch: true},
 		{Name: "kwatch-par2", Engine: "kwatch", Parallelism: 2, Kwatch: true},
 		{Name: "kwatch-par4", Engine: "kwatch", Parallelism: 4, Kwatch: true},
 		{Name: "kwatch-paged-5000", Engine: "kwatch", ListMode: "paged", PageSize: 5000, Kwatch: true, SyncOnly: true},
@@ -129,5 +130,5 @@ func TuningRows() []Row {
 
 // TuningPairs compare the tuning rows with client-go.
 func TuningPairs() []Pair {
-	return []Pair{{"kwatch-par2", "client-go"}, {"kwatch-par4", "client-go"}, {"kwatch-paged-5000", "client-go-paged"}}
+	return []Pair{{"kwatch-par1", "client-go"}, {"kwatch-par2", "client-go"}, {"kwatch-par4", "client-go"}, {"kwatch-paged-5000", "client-go-paged"}}
 }
