@@ -112,6 +112,7 @@ func (inf *Informer[T]) streamList(ctx context.Context, st state) (state, bool, 
 			if ev.Object.GetAnnotations()[watch.InitialEventsEndAnnotation] == "true" {
 				rv := ev.Object.GetResourceVersion()
 				inf.commit(repl, rv)
+				stream.SetParallelism(inf.opts.Decoder.Parallelism)
 				st.rv, st.phase, st.synced, st.fullList = rv, phaseWatch, true, false
 				if st.streaming == streamUnknown {
 					st.streaming = streamYes
@@ -163,6 +164,13 @@ func (inf *Informer[T]) openWatch(ctx context.Context, rv string, initial bool) 
 		SendInitialEvents: initial,
 		MetadataOnly:      o.MetadataOnly,
 		Decoder:           o.Decoder,
+	}
+	if initial {
+		// The initial events fill a new cache: the garbage collector needs
+		// the other core more than the decoder does (the benchmark's sync
+		// of 100,000 pods was 10-15% slower with two decoding cores).
+		// streamList raises it again once the list is committed.
+		opts.Decoder.Parallelism = 1
 	}
 	if o.IdleTimeout > 0 {
 		opts.IdleTimeout = o.IdleTimeout

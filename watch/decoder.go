@@ -133,6 +133,16 @@ func NewDecoder[T Object](r io.Reader, opts DecoderOptions) *Decoder[T] {
 	return &Decoder[T]{f: f, workers: workers, maxBatch: min(workers*framesPerWorker, maxBatchFrames)}
 }
 
+// SetParallelism changes how many frames later batches decode at once
+// (0 or 1: on the caller's goroutine). Call it only from the goroutine
+// that calls Next, between calls: an informer decodes a streaming list's
+// initial events on one core, leaving the other to the garbage collector
+// while its cache grows, then watches with more.
+func (d *Decoder[T]) SetParallelism(n int) {
+	d.workers = max(n, 1)
+	d.maxBatch = min(d.workers*framesPerWorker, maxBatchFrames)
+}
+
 // Next returns the next event in stream order; io.EOF at a clean end of
 // stream. See Decoder for the errors that end a stream.
 func (d *Decoder[T]) Next() (Event[T], error) {

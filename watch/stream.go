@@ -88,6 +88,10 @@ func (s *Stream[T]) Next() (Event[T], error) {
 	return ev, &OpError{Op: "stream", Resource: s.res.String(), Err: err}
 }
 
+// SetParallelism changes how many frames are decoded at once from now on
+// (see Decoder.SetParallelism); call it from the goroutine that calls Next.
+func (s *Stream[T]) SetParallelism(n int) { s.dec.SetParallelism(n) }
+
 // Close ends the watch and releases its connection. It is safe to call more
 // than once and from another goroutine than Next's.
 func (s *Stream[T]) Close() error {
