@@ -3,12 +3,14 @@ package watch
 import (
 	"hash/maphash"
 	"reflect"
+	"strings"
 	"sync/atomic"
 	"time"
 	"unsafe"
 
 	jsoniter "github.com/json-iterator/go"
 	"github.com/modern-go/reflect2"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -194,12 +196,42 @@ func (timeDecoder) Decode(ptr unsafe.Pointer, iter *jsoniter.Iterator) {
 	t.Time = pt.Local()
 }
 
+// quantityDecoder parses resource.Quantity ("250m", "1Gi") from the input,
+// through the intern table: requests and limits repeat across pods, and
+// the default path copied each value and converted it to a string first.
+// Anything but a plain string (a number, an escaped string) takes the
+// type's own UnmarshalJSON, so the results are the same.
+type quantityDecoder struct{}
+
+func (quantityDecoder) Decode(ptr unsafe.Pointer, iter *jsoniter.Iterator) {
+	q := (*resource.Quantity)(ptr)
+	if iter.WhatIsNext() == jsoniter.StringValue {
+		if b, ok := plainStringBytes(iter); ok {
+			parsed, err := resource.ParseQuantity(strings.TrimSpace(interned.intern(b)))
+			if err != nil {
+				iter.ReportError("decode resource.Quantity", err.Error())
+				return
+			}
+			*q = parsed
+			return
+		}
+	}
+	raw := iter.SkipAndReturnBytes()
+	if iter.Error != nil {
+		return
+	}
+	if err := q.UnmarshalJSON(raw); err != nil {
+		iter.ReportError("decode resource.Quantity", err.Error())
+	}
+}
+
 // internExtension plugs the decoders above into a jsoniter configuration.
 type internExtension struct{ jsoniter.DummyExtension }
 
 var (
 	fieldsV1Type = reflect.TypeFor[metav1.FieldsV1]()
 	timeType     = reflect.TypeFor[metav1.Time]()
+	quantityType = reflect.TypeFor[resource.Quantity]()
 )
 
 func (*internExtension) CreateDecoder(t reflect2.Type) jsoniter.ValDecoder {
@@ -208,6 +240,8 @@ func (*internExtension) CreateDecoder(t reflect2.Type) jsoniter.ValDecoder {
 		return fieldsV1Decoder{}
 	case t.Type1() == timeType:
 		return timeDecoder{}
+	case t.Type1() == quantityType:
+		return quantityDecoder{}
 	case t.Kind() == reflect.String:
 		return stringDecoder{}
 	}

@@ -11,6 +11,7 @@ import (
 
 	jsoniter "github.com/json-iterator/go"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -154,6 +155,44 @@ func TestTimeDecodingMatchesMetav1(t *testing.T) {
 	require.True(t, empty.T.IsZero())
 	for _, bad := range []string{`{"t":"yesterday"}`, `{"t":12}`, `{"t":"2026-11-30T10:15:02Z`} {
 		var got timeProbe
+		require.Error(t, json.Unmarshal([]byte(bad), &got), bad)
+	}
+}
+
+type quantityProbe struct {
+	Q  resource.Quantity            `json:"q"`
+	P  *resource.Quantity           `json:"p"`
+	RL map[string]resource.Quantity `json:"rl"`
+}
+
+func TestQuantityDecodingMatchesApimachinery(t *testing.T) {
+	for _, c := range []string{
+		`{"q":"250m","p":"1Gi","rl":{"cpu":"500m","memory":"256Mi"}}`,
+		`{"q":1,"p":2.5,"rl":{"pods":110}}`,
+		`{"q":"0","p":null}`,
+		`{"q":" 5 ","rl":{"x":"1e3"}}`,
+		`{"q":"12\u0033"}`,
+	} {
+		var want, got quantityProbe
+		wantErr := stdjson.Unmarshal([]byte(c), &want)
+		gotErr := json.Unmarshal([]byte(c), &got)
+		require.Equal(t, wantErr == nil, gotErr == nil, "%s: %v vs %v", c, wantErr, gotErr)
+		if wantErr != nil {
+			continue
+		}
+		require.Equal(t, want.Q.String(), got.Q.String(), c)
+		require.Equal(t, want.P == nil, got.P == nil, c)
+		if want.P != nil {
+			require.Equal(t, want.P.String(), got.P.String(), c)
+		}
+		require.Equal(t, len(want.RL), len(got.RL), c)
+		for k, v := range want.RL {
+			g := got.RL[k]
+			require.Equal(t, v.String(), g.String(), c)
+		}
+	}
+	for _, bad := range []string{`{"q":"lots"}`, `{"q":"1Zi"}`, `{"q":true}`} {
+		var got quantityProbe
 		require.Error(t, json.Unmarshal([]byte(bad), &got), bad)
 	}
 }
