@@ -24,8 +24,8 @@ func (inf *Informer[T]) transform(obj T) (T, bool) {
 // It returns the state with the RV the event carries.
 func (inf *Informer[T]) apply(st state, ev watch.Event[T]) state {
 	inf.stats.events.Add(1)
-	inf.stats.touch(ev.Object.GetResourceVersion())
 	rv := ev.Object.GetResourceVersion()
+	inf.stats.touch(rv)
 	if ev.Type == watch.Bookmark {
 		inf.store.SetResourceVersion(rv)
 		return afterBookmark(st, rv)

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/kwatch/kwatch/store"
 	"github.com/kwatch/kwatch/watch"
 )
 
@@ -31,13 +32,7 @@ func (inf *Informer[T]) list(ctx context.Context, st state) (rv string, continui
 	repl := inf.store.NewReplacement()
 	inf.stats.listed.Store(0)
 	add := func(obj T) error {
-		inf.stats.listed.Add(1)
-		if obj, ok := inf.transform(obj); ok {
-			if err := repl.Add(obj); err != nil {
-				inf.stats.storeErrors.Add(1)
-				inf.opts.Logger.Error("informer could not store listed object", "err", err)
-			}
-		}
+		inf.addListed(repl, obj)
 		return nil
 	}
 	seen := map[string]struct{}{}
@@ -64,6 +59,21 @@ func (inf *Informer[T]) list(ctx context.Context, st state) (rv string, continui
 		// The continue token carries the list's RV; sending an RV beside
 		// it is refused by the server.
 		opts.Continue, opts.ResourceVersion, opts.ResourceVersionMatch = meta.Continue, "", ""
+	}
+}
+
+// addListed puts one object of a list (paginated or streaming) into the
+// store being built. An object the transform or the store refuses is
+// counted and logged; the list goes on.
+func (inf *Informer[T]) addListed(repl *store.Replacement[T], obj T) {
+	inf.stats.listed.Add(1)
+	obj, ok := inf.transform(obj)
+	if !ok {
+		return
+	}
+	if err := repl.Add(obj); err != nil {
+		inf.stats.storeErrors.Add(1)
+		inf.opts.Logger.Error("informer could not store listed object", "resource", inf.opts.Resource.String(), "err", err)
 	}
 }
 
@@ -101,12 +111,7 @@ func (inf *Informer[T]) streamList(ctx context.Context, st state) (state, bool, 
 		}
 		switch ev.Type {
 		case watch.Added:
-			inf.stats.listed.Add(1)
-			if obj, ok := inf.transform(ev.Object); ok {
-				if err := repl.Add(obj); err != nil {
-					inf.stats.storeErrors.Add(1)
-				}
-			}
+			inf.addListed(repl, ev.Object)
 			continue
 		case watch.Bookmark:
 			if ev.Object.GetAnnotations()[watch.InitialEventsEndAnnotation] == "true" {

@@ -24,8 +24,9 @@ type stats struct {
 	lastActivity    atomic.Int64 // unix nanos of the last event, bookmark or commit
 	listed          atomic.Int64 // objects received by the list in progress (or the last one)
 
+	lastRV atomic.Pointer[string] // the last RV seen; nil before any
+
 	mu        sync.Mutex
-	lastRV    string
 	lastErr   error // nil once a later list or watch succeeded
 	lastErrAt time.Time
 }
@@ -33,9 +34,7 @@ type stats struct {
 func (s *stats) touch(rv string) {
 	s.lastActivity.Store(time.Now().UnixNano())
 	if rv != "" {
-		s.mu.Lock()
-		s.lastRV = rv
-		s.mu.Unlock()
+		s.lastRV.Store(&rv)
 	}
 }
 
@@ -120,7 +119,10 @@ func (inf *Informer[T]) Health() Health {
 		h.LastActivity = time.Unix(0, ns)
 	}
 	inf.stats.mu.Lock()
-	h.ResourceVersion, h.LastError, h.LastErrorTime = inf.stats.lastRV, inf.stats.lastErr, inf.stats.lastErrAt
+	if rv := inf.stats.lastRV.Load(); rv != nil {
+		h.ResourceVersion = *rv
+	}
+	h.LastError, h.LastErrorTime = inf.stats.lastErr, inf.stats.lastErrAt
 	inf.stats.mu.Unlock()
 	return h
 }
