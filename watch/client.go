@@ -23,9 +23,10 @@ const (
 // Build it with NewClient; it is safe for concurrent use and holds no
 // goroutines of its own, so it needs no Close.
 type Client struct {
-	base *url.URL
-	hc   *http.Client
-	ns   string
+	base        *url.URL
+	hc          *http.Client
+	ns          string
+	contentType string // Config.ContentType
 
 	mu        sync.Mutex
 	resources []Resource // discovery cache; nil until the first Discover
@@ -41,6 +42,9 @@ func NewClient(cfg *Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkContentType(cfg.ContentType); err != nil {
+		return nil, err
+	}
 	normalized := *cfg
 	normalized.Host = base.String()
 	rt, err := normalized.RoundTripper()
@@ -51,7 +55,8 @@ func NewClient(cfg *Config) (*Client, error) {
 	if ns == "" {
 		ns = "default"
 	}
-	return &Client{base: base, hc: &http.Client{Transport: rt, Timeout: cfg.Timeout}, ns: ns}, nil
+	return &Client{base: base, hc: &http.Client{Transport: rt, Timeout: cfg.Timeout}, ns: ns,
+		contentType: cfg.ContentType}, nil
 }
 
 func parseHost(host string) (*url.URL, error) {
@@ -148,9 +153,9 @@ func List[T Object](ctx context.Context, c *Client, res Resource, ns string, opt
 // decoded, so the page is never held in memory whole. An error from each
 // stops the list and is returned as is.
 func ListEach[T Object](ctx context.Context, c *Client, res Resource, ns string, opts ListOptions, each func(T) error) (ListMeta, error) {
-	accept := acceptJSON
+	accept, codec := protoAccept[T](c)
 	if opts.MetadataOnly {
-		accept = acceptMetaList
+		accept, codec = acceptMetaList, nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -174,10 +179,19 @@ func ListEach[T Object](ctx context.Context, c *Client, res Resource, ns string,
 		body = idle
 	}
 	var eachErr error
-	meta, err := DecodeList(body, defaultMaxListItem, func(obj T) error {
+	track := func(obj T) error {
 		eachErr = each(obj)
 		return eachErr
-	})
+	}
+	var meta ListMeta
+	switch {
+	case !isProtobuf(resp.Header.Get("Content-Type")):
+		meta, err = DecodeList(body, defaultMaxListItem, track)
+	case codec != nil:
+		meta, err = decodeProtoList(body, defaultMaxListItem, codec, track)
+	default:
+		err = errWrongEncoding
+	}
 	if err != nil && idle != nil && idle.expired() {
 		err = ErrIdleTimeout
 	}

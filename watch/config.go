@@ -61,6 +61,16 @@ type Config struct {
 	// service account's); "" means "default".
 	Namespace string
 
+	// ContentType is the encoding asked for lists and watches:
+	// ContentTypeJSON (the default, also for "") or ContentTypeProtobuf.
+	// Protobuf is asked for only when the object type implements
+	// ProtobufObject (every k8s.io/api type does) and the request is not
+	// metadata-only; the server answers JSON for resources it cannot
+	// encode so (custom resources), and the client decodes either.
+	// Protobuf costs less CPU per object; JSON decoding interns repeated
+	// strings, so a cache of JSON-decoded objects is smaller.
+	ContentType string
+
 	// Transport, when set, replaces the transport built from the fields
 	// above (auth is still added). For tests and special needs.
 	Transport http.RoundTripper

@@ -86,6 +86,7 @@ type Decoder[T Object] struct {
 	decoding sync.Mutex
 
 	f        *framer
+	proto    *protoCodec[T] // non-nil for a protobuf stream
 	workers  int
 	maxBatch int
 	iter     *jsoniter.Iterator // for the caller's goroutine; borrowed lazily
@@ -133,6 +134,14 @@ func NewDecoder[T Object](r io.Reader, opts DecoderOptions) *Decoder[T] {
 	return &Decoder[T]{f: f, workers: workers, maxBatch: min(workers*framesPerWorker, maxBatchFrames)}
 }
 
+// newProtoDecoder returns a decoder of a protobuf watch stream
+// (Content-Type application/vnd.kubernetes.protobuf;stream=watch).
+func newProtoDecoder[T Object](r io.Reader, opts DecoderOptions, c *protoCodec[T]) *Decoder[T] {
+	d := NewDecoder[T](r, opts)
+	d.f.lengthPrefixed, d.proto = true, c
+	return d
+}
+
 // SetParallelism changes how many frames later batches decode at once
 // (0 or 1: on the caller's goroutine). Call it only from the goroutine
 // that calls Next, between calls: an informer decodes a streaming list's
@@ -176,7 +185,7 @@ func (d *Decoder[T]) step() (Event[T], error) {
 		frame, off, err := d.f.frame(true)
 		if err == nil {
 			var ev Event[T]
-			if ev, err = decodeEvent[T](d.iter, frame, off); err == nil {
+			if ev, err = d.decodeFrame(d.iter, frame, off); err == nil {
 				return ev, nil
 			}
 		}
@@ -268,7 +277,7 @@ func (d *Decoder[T]) decodeBatch() {
 				return
 			}
 			s := &d.batch[i]
-			s.ev, s.err = decodeEvent[T](iter, s.frame, s.off)
+			s.ev, s.err = d.decodeFrame(iter, s.frame, s.off)
 			s.frame = nil
 		}
 	}
@@ -283,6 +292,14 @@ func (d *Decoder[T]) decodeBatch() {
 	}
 	work(d.iter)
 	wg.Wait()
+}
+
+// decodeFrame decodes one frame in the stream's encoding.
+func (d *Decoder[T]) decodeFrame(iter *jsoniter.Iterator, frame []byte, off int64) (Event[T], error) {
+	if d.proto != nil {
+		return decodeProtoEvent(d.proto, frame, off)
+	}
+	return decodeEvent[T](iter, frame, off)
 }
 
 // envelope collects the fields of one event as they are read.

@@ -132,19 +132,26 @@ type wireStatus struct {
 	Metadata struct {
 		Continue string `json:"continue"`
 	} `json:"metadata"`
-	Status  string `json:"status"`
-	Message string `json:"message"`
-	Reason  string `json:"reason"`
-	Code    int32  `json:"code"`
-	Details *struct {
-		RetryAfterSeconds int32 `json:"retryAfterSeconds"`
-		Causes            []struct {
-			Reason  string `json:"reason"`
-			Message string `json:"message"`
-			Field   string `json:"field"`
-		} `json:"causes"`
-	} `json:"details"`
+	Status  string         `json:"status"`
+	Message string         `json:"message"`
+	Reason  string         `json:"reason"`
+	Code    int32          `json:"code"`
+	Details *statusDetails `json:"details"`
 }
+
+type statusDetails struct {
+	RetryAfterSeconds int32         `json:"retryAfterSeconds"`
+	Causes            []statusCause `json:"causes"`
+}
+
+type statusCause struct {
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+	Field   string `json:"field"`
+}
+
+// maxStatusCauses bounds the causes kept from one Status.
+const maxStatusCauses = 100
 
 func (w *wireStatus) toError() *StatusError {
 	se := &StatusError{Code: w.Code, Reason: w.Reason, Message: w.Message, Continue: w.Metadata.Continue}
@@ -152,7 +159,7 @@ func (w *wireStatus) toError() *StatusError {
 		if d.RetryAfterSeconds > 0 {
 			se.RetryAfter = min(time.Duration(d.RetryAfterSeconds)*time.Second, maxRetryAfter)
 		}
-		for _, c := range d.Causes {
+		for _, c := range d.Causes[:min(len(d.Causes), maxStatusCauses)] {
 			if c.Field != "" {
 				se.Causes = append(se.Causes, c.Field+": "+c.Message)
 			} else {
@@ -171,14 +178,23 @@ const maxErrorBody = 64 << 10
 // the body, so nothing the server said is lost.
 func statusFromResponse(code int, header http.Header, body []byte) *StatusError {
 	var w wireStatus
-	if err := json.Unmarshal(body, &w); err != nil || w.Kind != "Status" {
+	if isProtobuf(header.Get("Content-Type")) {
+		if se, ok := statusFromProtobuf(body); ok {
+			return finishResponseStatus(se, code, header)
+		}
+		w = wireStatus{Message: fmt.Sprintf("undecodable protobuf Status body of %d bytes", len(body))}
+	} else if err := json.Unmarshal(body, &w); err != nil || w.Kind != "Status" {
 		msg := string(body)
 		if len(msg) > 512 {
 			msg = msg[:512] + "..."
 		}
 		w = wireStatus{Message: msg}
 	}
-	se := w.toError()
+	return finishResponseStatus(w.toError(), code, header)
+}
+
+// finishResponseStatus applies what the HTTP answer itself says.
+func finishResponseStatus(se *StatusError, code int, header http.Header) *StatusError {
 	// The HTTP code is authoritative: a Status body may carry a wrong or zero code.
 	se.Code = int32(code)
 	if se.Reason == "" {

@@ -2,6 +2,7 @@ package watch
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -77,6 +78,9 @@ type framer struct {
 	small      int    // values since the buffer last had to grow
 	rerr       error  // the error of the last Read, reported once the buffer is drained
 	err        error  // sticky: the error that ended the framer
+	// lengthPrefixed frames protobuf watch events (a 4-byte big-endian
+	// length before each) instead of JSON values.
+	lengthPrefixed bool
 }
 
 func newFramer(r io.Reader, limit int, limitName, what string) *framer {
@@ -88,6 +92,9 @@ func newFramer(r io.Reader, limit int, limitName, what string) *framer {
 // when no complete object is buffered. A clean end between objects is a
 // bare io.EOF.
 func (f *framer) frame(mayRead bool) ([]byte, int64, error) {
+	if f.lengthPrefixed {
+		return f.lengthFrame(mayRead)
+	}
 	for f.err == nil {
 		if f.kind == scanIdle {
 			f.skipSpace()
@@ -109,6 +116,37 @@ func (f *framer) frame(mayRead bool) ([]byte, int64, error) {
 			if done {
 				return f.take()
 			}
+		}
+		if !mayRead {
+			return nil, 0, nil
+		}
+		f.fill()
+	}
+	return nil, 0, f.err
+}
+
+// lengthFrame is frame for a stream of length-prefixed messages. A frame
+// whose length plus prefix exceeds the limit ends the stream before any of
+// it is buffered.
+func (f *framer) lengthFrame(mayRead bool) ([]byte, int64, error) {
+	for f.err == nil {
+		if have := f.end - f.start; have >= 4 {
+			size := binary.BigEndian.Uint32(f.buf[f.start:])
+			if int64(size) > int64(f.limit)-4 {
+				f.fail(f.start, fmt.Errorf("%w: a %d-byte frame exceeds the %d-byte limit (%s)",
+					ErrFrameTooLarge, size, f.limit, f.limitName))
+				break
+			}
+			if have-4 >= int(size) {
+				f.scan = f.start + 4 + int(size)
+				v, off, err := f.take()
+				return v[4:], off, err
+			}
+		}
+		// Mid-frame: the end of input now is unexpected.
+		f.kind = scanNested
+		if f.start == f.end {
+			f.kind = scanIdle
 		}
 		if !mayRead {
 			return nil, 0, nil

@@ -34,9 +34,9 @@ type Stream[T Object] struct {
 // resource still sends bytes.
 func Watch[T Object](ctx context.Context, c *Client, res Resource, ns string, opts WatchOptions) (*Stream[T], error) {
 	idleTimeout := opts.IdleTimeout
-	accept := acceptJSON
+	accept, codec := protoAccept[T](c)
 	if opts.MetadataOnly {
-		accept = acceptMetaWatch
+		accept, codec = acceptMetaWatch, nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	var idle *idleReader
@@ -60,10 +60,22 @@ func Watch[T Object](ctx context.Context, c *Client, res Resource, ns string, op
 		idle.touch()
 		body = idle
 	}
+	dec := NewDecoder[T](body, opts.Decoder)
+	if isProtobuf(resp.Header.Get("Content-Type")) {
+		if codec == nil {
+			resp.Body.Close()
+			cancel()
+			if idle != nil {
+				idle.stop()
+			}
+			return nil, &OpError{Op: "watch", Resource: res.String(), Err: errWrongEncoding}
+		}
+		dec = newProtoDecoder(body, opts.Decoder, codec)
+	}
 	return &Stream[T]{
 		res:    res,
 		body:   resp.Body,
-		dec:    NewDecoder[T](body, opts.Decoder),
+		dec:    dec,
 		cancel: cancel,
 		idle:   idle,
 	}, nil

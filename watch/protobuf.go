@@ -1,0 +1,145 @@
+package watch
+
+import (
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"reflect"
+	"strings"
+)
+
+// The encodings Config.ContentType may ask for.
+const (
+	ContentTypeJSON     = "application/json"
+	ContentTypeProtobuf = "application/vnd.kubernetes.protobuf"
+)
+
+// acceptProtobuf asks for protobuf and lets the server answer JSON for the
+// resources it cannot encode so (custom resources).
+const acceptProtobuf = ContentTypeProtobuf + "," + ContentTypeJSON
+
+// ProtobufObject is an object type that decodes the API server's protobuf
+// encoding of itself, as every type of k8s.io/api does through its
+// generated Unmarshal method. With Config.ContentType set to
+// ContentTypeProtobuf, lists and watches of such a type ask for protobuf.
+type ProtobufObject interface {
+	Unmarshal([]byte) error
+}
+
+// isProtobuf reports whether a Content-Type header names the API server's
+// protobuf encoding (with or without ";stream=watch").
+func isProtobuf(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == ContentTypeProtobuf
+}
+
+// checkContentType validates Config.ContentType.
+func checkContentType(ct string) error {
+	switch ct {
+	case "", ContentTypeJSON, ContentTypeProtobuf:
+		return nil
+	}
+	return fmt.Errorf("watch: Config.ContentType %q is not supported; want %q or %q",
+		clip(ct), ContentTypeJSON, ContentTypeProtobuf)
+}
+
+// protoCodec allocates and decodes objects of a pointer type T that
+// implements ProtobufObject.
+type protoCodec[T Object] struct {
+	elem reflect.Type
+}
+
+// newProtoCodec returns the codec of T, or nil when T cannot decode
+// protobuf (it is not a pointer to a type with an Unmarshal method).
+func newProtoCodec[T Object]() *protoCodec[T] {
+	var zero T
+	if _, ok := any(zero).(ProtobufObject); !ok {
+		return nil
+	}
+	t := reflect.TypeFor[T]()
+	if t.Kind() != reflect.Pointer {
+		return nil
+	}
+	return &protoCodec[T]{elem: t.Elem()}
+}
+
+// accept is the Accept header for c's lists and watches of T: protobuf
+// first when both the client and T want it.
+func protoAccept[T Object](c *Client) (string, *protoCodec[T]) {
+	if c.contentType != ContentTypeProtobuf {
+		return acceptJSON, nil
+	}
+	codec := newProtoCodec[T]()
+	if codec == nil {
+		return acceptJSON, nil
+	}
+	return acceptProtobuf, codec
+}
+
+// decode unmarshals one object message into a fresh T. The generated
+// Unmarshal copies what it keeps, so raw may be reused afterwards.
+func (c *protoCodec[T]) decode(raw []byte) (obj T, err error) {
+	defer func() {
+		// Generated code fed hostile input must end the stream, not the process.
+		if p := recover(); p != nil {
+			var zero T
+			obj, err = zero, fmt.Errorf("protobuf decoder panicked: %v", p)
+		}
+	}()
+	obj = reflect.New(c.elem).Interface().(T)
+	if err := any(obj).(ProtobufObject).Unmarshal(raw); err != nil {
+		var zero T
+		return zero, fmt.Errorf("object does not decode into %T: %w", obj, err)
+	}
+	return obj, nil
+}
+
+// decodeProtoEvent decodes one length-delimited watch frame: a WatchEvent
+// whose object is an enveloped T, or an enveloped Status for ERROR.
+func decodeProtoEvent[T Object](c *protoCodec[T], frame []byte, off int64) (Event[T], error) {
+	typ, raw, err := readWatchEvent(frame)
+	what := "watch event"
+	if typ.Valid() {
+		what = string(typ) + " event"
+	}
+	if err != nil {
+		return Event[T]{}, &DecodeError{Offset: off, What: what, Err: err}
+	}
+	env, err := unwrapEnvelope(raw)
+	if err != nil {
+		return Event[T]{}, &DecodeError{Offset: off, What: what, Err: err}
+	}
+	if typ == Error {
+		return Event[T]{}, statusFromProtoEvent(env)
+	}
+	obj, err := c.decode(env.raw)
+	if err != nil {
+		return Event[T]{}, &DecodeError{Offset: off, What: what, Err: err}
+	}
+	return Event[T]{Type: typ, Object: obj}, nil
+}
+
+// statusFromProtoEvent is statusFromEvent for a protobuf ERROR event.
+func statusFromProtoEvent(env protoEnvelope) *StatusError {
+	w, err := readProtoStatus(env.raw)
+	if err == nil && env.kind != "Status" {
+		err = fmt.Errorf("object of kind %q", clip(env.kind))
+	}
+	if err != nil {
+		return &StatusError{Code: http.StatusInternalServerError, Reason: "InternalError",
+			Message: "ERROR event with an undecodable object: " + err.Error()}
+	}
+	se := w.toError()
+	if se.Code == 0 {
+		se.Code = http.StatusInternalServerError
+	}
+	return se
+}
+
+// errWrongEncoding is returned when the server answers protobuf to a
+// client that did not ask for it.
+var errWrongEncoding = errors.New("the server answered protobuf, which was not asked for")
+
+// listKindOK reports whether an envelope's kind can be a list.
+func listKindOK(kind string) bool { return kind == "" || strings.HasSuffix(kind, "List") }
