@@ -5,6 +5,8 @@
 package engine
 
 import (
+	"github.com/kwatch/kwatch/watch"
+
 	"context"
 	"fmt"
 )
@@ -34,7 +36,7 @@ type informerEngine interface {
 
 // Engines names every engine a process can run.
 var Engines = []string{
-	"kwatch", "kwatch-slim", "kwatch-meta",
+	"kwatch", "kwatch-proto", "kwatch-slim", "kwatch-meta",
 	"client-go", "client-go-proto",
 }
 
@@ -42,11 +44,13 @@ var Engines = []string{
 func newEngine(cfg Config, p *probe) (informerEngine, error) {
 	switch cfg.Engine {
 	case "kwatch":
-		return newKwatch[*podFull](cfg, p, false)
+		return newKwatch[*podFull](cfg, p, false, "")
+	case "kwatch-proto":
+		return newKwatch[*podFull](cfg, p, false, watch.ContentTypeProtobuf)
 	case "kwatch-slim":
-		return newKwatch[*SlimPod](cfg, p, false)
+		return newKwatch[*SlimPod](cfg, p, false, "")
 	case "kwatch-meta":
-		return newKwatch[*partialMeta](cfg, p, true)
+		return newKwatch[*partialMeta](cfg, p, true, "")
 	case "client-go", "client-go-proto":
 		return newClientGo(cfg, p, cfg.Engine == "client-go-proto")
 	}

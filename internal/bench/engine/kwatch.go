@@ -43,8 +43,8 @@ type kwatchEngine[T watch.Object] struct {
 	inf *informer.Informer[T]
 }
 
-func newKwatch[T watch.Object](cfg Config, p *probe, metaOnly bool) (informerEngine, error) {
-	c, err := watch.NewClient(&watch.Config{Host: cfg.Host})
+func newKwatch[T watch.Object](cfg Config, p *probe, metaOnly bool, contentType string) (informerEngine, error) {
+	c, err := watch.NewClient(&watch.Config{Host: cfg.Host, ContentType: contentType})
 	if err != nil {
 		return nil, fmt.Errorf("kwatch client: %w", err)
 	}

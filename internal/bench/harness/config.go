@@ -78,6 +78,7 @@ func DefaultRows() []Row {
 		{Name: "kwatch", Engine: "kwatch", Kwatch: true, Main: true},
 		{Name: "client-go", Engine: "client-go", Main: true},
 		{Name: "client-go-proto", Engine: "client-go-proto", Proto: true},
+		{Name: "kwatch-proto", Engine: "kwatch-proto", Kwatch: true, Proto: true},
 		{Name: "kwatch-slim", Engine: "kwatch-slim", Kwatch: true},
 		{Name: "kwatch-meta", Engine: "kwatch-meta", Kwatch: true},
 		{Name: "kwatch-paged", Engine: "kwatch", ListMode: "paged", Kwatch: true, SyncOnly: true},
@@ -90,6 +91,7 @@ func DefaultPairs() []Pair {
 	return []Pair{
 		{"kwatch", "client-go"},
 		{"kwatch", "client-go-proto"},
+		{"kwatch-proto", "client-go-proto"},
 		{"kwatch-slim", "client-go"},
 		{"kwatch-meta", "client-go"},
 		{"kwatch-paged", "client-go-paged"},

@@ -44,7 +44,7 @@ type Target struct {
 // same *corev1.Pod type.
 var Targets = []Target{
 	{Kwatch: "kwatch", ClientGo: "client-go", Metric: "tput_events_per_s", Min: 5, Text: "≥5x client-go (JSON)"},
-	{Kwatch: "kwatch", ClientGo: "client-go-proto", Metric: "tput_events_per_s", Min: 1, Text: "above client-go (protobuf)"},
+	{Kwatch: "kwatch-proto", ClientGo: "client-go-proto", Metric: "tput_events_per_s", Min: 1, Text: "above client-go (protobuf)"},
 	{Kwatch: "kwatch", ClientGo: "client-go", Metric: "sync_wall_s", Pods: 100000, Max: 0.25, Text: "≤0.25x client-go's default path"},
 	{Kwatch: "kwatch", ClientGo: "client-go", Metric: "heap_kb_per_pod", Pods: 100000, Max: 0.6, Text: "≤0.6x client-go's live heap"},
 	{Kwatch: "kwatch", ClientGo: "client-go", Metric: QueueMetric.Key, Min: 1.5, Text: "≥1.5x client-go workqueue"},
