@@ -191,6 +191,7 @@ func (s *Server) writeList(w http.ResponseWriter, r *http.Request, t target, lq 
 		cont = encodeContinue(t, tokRV, res.items[len(res.items)-1].key)
 	}
 	fw := s.responseWriter(w, r, t.r, verbList)
+	defer fw.flush()
 	w.Header().Set("Content-Type", contentType(lq.mode, true))
 	w.Header().Set("Cache-Control", "no-cache, private")
 	w.WriteHeader(http.StatusOK)

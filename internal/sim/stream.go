@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bufio"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -63,7 +64,8 @@ func (ws *watchStream) start() bool {
 	return true
 }
 
-// send writes one event; false means the stream is over.
+// send writes one event; false means the stream is over. Events are
+// buffered: the caller flushes once it has no further event at hand.
 func (ws *watchStream) send(typ evType, o *object) bool {
 	if ws.fault != nil && ws.fault.Type != FaultCutWatch && ws.sent >= ws.fault.AfterEvents {
 		return ws.fire()
@@ -94,7 +96,6 @@ func (ws *watchStream) emit(b []byte) bool {
 	if !ws.out.writeAll(b) {
 		return false
 	}
-	ws.out.flush()
 	ws.sent++
 	if ws.fault != nil && ws.sent >= ws.fault.AfterEvents && ws.fault.Type != FaultCutWatch {
 		return ws.fire()
@@ -105,6 +106,7 @@ func (ws *watchStream) emit(b []byte) bool {
 // fire applies a due drop or stall fault (a due cut happens in emit): the stream is
 // over either way.
 func (ws *watchStream) fire() bool {
+	ws.out.flush() // the events before the fault reach the client
 	if ws.fault.Type == FaultStall {
 		ws.s.stall(ws.r)
 	}
@@ -153,13 +155,18 @@ func (ws *watchStream) writeStatusEvent(e *StatusError) {
 type faultWriter struct {
 	w       http.ResponseWriter
 	flusher http.Flusher
-	split   *rand.Rand // nil = write whole
-	failed  bool       // a write failed: the client is gone
+	split   *rand.Rand    // nil = write whole
+	buf     *bufio.Writer // gathers whole frames between flushes; nil with split
+	failed  bool          // a write failed: the client is gone
 }
+
+// watchWriteBuffer gathers a burst of events into large writes, as the real
+// server's watch does by flushing only when no further event is queued.
+const watchWriteBuffer = 64 << 10
 
 func (fw *faultWriter) Write(p []byte) (int, error) {
 	if fw.split == nil {
-		n, err := fw.w.Write(p)
+		n, err := fw.buf.Write(p)
 		if err != nil {
 			fw.failed = true
 		}
@@ -185,8 +192,16 @@ func (fw *faultWriter) writeAll(b []byte) bool {
 	return err == nil
 }
 
+// flush sends what is buffered to the client now.
 func (fw *faultWriter) flush() {
-	if fw.flusher != nil && !fw.failed {
+	if fw.failed {
+		return
+	}
+	if fw.buf != nil && fw.buf.Flush() != nil {
+		fw.failed = true
+		return
+	}
+	if fw.flusher != nil {
 		fw.flusher.Flush()
 	}
 }
@@ -197,6 +212,8 @@ func (s *Server) responseWriter(w http.ResponseWriter, r *http.Request, res *res
 	fw.flusher, _ = w.(http.Flusher)
 	if f := s.faults.take(res, v, FaultSplitWrites); f != nil {
 		fw.split = s.faults.newRand()
+	} else {
+		fw.buf = bufio.NewWriterSize(w, watchWriteBuffer)
 	}
 	return fw
 }

@@ -105,6 +105,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, t target) {
 		return
 	}
 	ws := s.newWatchStream(w, r, t, &wq)
+	defer ws.out.flush() // however the stream ends, no buffered event is lost
 	begin := s.watchStart(t, &wq)
 	if !ws.start() {
 		return
@@ -121,6 +122,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, t target) {
 	if wq.initEnd && wq.bookmarks && !ws.bookmark(begin.cursor, true) {
 		return
 	}
+	ws.out.flush()
 	ws.loop(ctx, begin, deadline)
 }
 
@@ -254,6 +256,7 @@ func (ws *watchStream) loop(ctx context.Context, begin watchBegin, deadline time
 					return
 				}
 			}
+			ws.out.flush() // caught up: send what is buffered before waiting
 		}
 		select {
 		case <-idle:
@@ -261,6 +264,7 @@ func (ws *watchStream) loop(ctx context.Context, begin watchBegin, deadline time
 			if !ws.bookmark(cursor, false) {
 				return
 			}
+			ws.out.flush()
 		case <-tm.preEnd:
 			preEndDue = true // checked once the watcher has read every event so far
 		case <-tm.end:
