@@ -218,6 +218,7 @@ func TestNewStartsNoGoroutineAndShutDownLeavesNone(t *testing.T) {
 func TestRingGrowsAndShrinks(t *testing.T) {
 	var r ring[int]
 	const n = 1000
+	var peak *int
 	for round := range 3 {
 		for i := range n {
 			r.push(round*n + i)
@@ -227,9 +228,22 @@ func TestRingGrowsAndShrinks(t *testing.T) {
 				t.Fatalf("round %d: pop() = %d, want %d", round, got, want)
 			}
 		}
-		if got := len(r.buf); got > 4*minRing {
-			t.Errorf("round %d: buffer of %d slots kept after draining, want <= %d", round, got, 4*minRing)
+		// Swinging between empty and a peak keeps the buffer.
+		if round == 0 {
+			peak = &r.buf[0]
+		} else if &r.buf[0] != peak {
+			t.Errorf("round %d: buffer reallocated, want the peak buffer kept across swings", round)
 		}
+	}
+	// Steady traffic at a small depth gives the memory back.
+	for i := range 10000 {
+		r.push(i)
+		if got := r.pop(); got != i {
+			t.Fatalf("pop() = %d, want %d", got, i)
+		}
+	}
+	if got := len(r.buf); got > 4*minRing {
+		t.Errorf("buffer of %d slots kept after steady small traffic, want <= %d", got, 4*minRing)
 	}
 	// Wrap around at a small size: the head chases the tail round the buffer.
 	next, want := 0, 0

@@ -2,8 +2,12 @@ package queue
 
 // ring is a FIFO of items in a circular buffer whose capacity is a power of
 // two. Steady-state push and pop do not allocate; the buffer doubles when
-// full and halves when it falls to a quarter full, so a burst does not pin
-// its peak memory forever.
+// full and halves when it is at most an eighth full, so a burst does not
+// pin its peak memory forever. Halving waits until the ring has popped
+// four times its capacity since the last resize: a queue whose depth swings
+// between empty and a peak, as work queues do, would otherwise reallocate
+// and copy its buffer on every swing. Either way resizing costs O(1)
+// amortized per operation.
 //
 // The zero value is an empty ring. It is not safe for concurrent use: the
 // queue guards it with its mutex.
@@ -11,6 +15,7 @@ type ring[T any] struct {
 	buf  []T // len(buf) is 0 or a power of two
 	head int // index of the oldest item
 	n    int // number of items
+	pops int // pops since the last resize
 }
 
 // minRing is the smallest buffer the ring allocates and never shrinks below.
@@ -33,7 +38,8 @@ func (r *ring[T]) pop() T {
 	r.buf[r.head] = zero // do not keep the item alive
 	r.head = (r.head + 1) & (len(r.buf) - 1)
 	r.n--
-	if len(r.buf) > minRing && r.n <= len(r.buf)/4 {
+	r.pops++
+	if len(r.buf) > minRing && r.n <= len(r.buf)/8 && r.pops >= 4*len(r.buf) {
 		r.resize(len(r.buf) / 2)
 	}
 	return v
@@ -53,4 +59,5 @@ func (r *ring[T]) resize(size int) {
 	}
 	r.buf = buf
 	r.head = 0
+	r.pops = 0
 }
