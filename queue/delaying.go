@@ -89,7 +89,8 @@ func (q *Queue[K]) fireDelayed() {
 		addStamp = now
 	}
 	for len(ds.heap) > 0 && ds.heap[0].at <= now {
-		q.addLocked(ds.popLocked(), addStamp)
+		key := ds.popLocked()
+		q.addLocked(key, q.items.hash(key), addStamp)
 	}
 	if len(ds.heap) > 0 {
 		q.armLocked(now)

@@ -35,6 +35,29 @@ const (
 	stateRequeue
 )
 
+// mark is what the queue records for a key that is ready or being
+// processed: the ticket of the key's latest push to ready, shifted left
+// by one, with the low bit set when the key was added again while being
+// processed. Tickets number the pushes from 1, so a mark is never zero.
+//
+// The mark encodes the key's state without Get having to update it: a key
+// is queued while Get has handed out fewer keys than its ticket, and
+// being processed after (see Queue.stateOf). Get therefore only pops the
+// ring and never touches the key's entry in items.
+type mark uint64
+
+// queuedAt returns the mark of a key pushed to ready with ticket t.
+func queuedAt(t uint64) mark { return mark(t << 1) }
+
+// ticket returns the ticket of the key's latest push to ready.
+func (m mark) ticket() uint64 { return uint64(m >> 1) }
+
+// requeued reports whether the key was added while being processed.
+func (m mark) requeued() bool { return m&1 != 0 }
+
+// withRequeue returns m with the re-added bit set.
+func (m mark) withRequeue() mark { return m | 1 }
+
 // stamp is a point in time as nanoseconds since the queue's epoch: a
 // quarter of the size of a time.Time in the queue's maps and heap.
 type stamp int64
@@ -76,14 +99,17 @@ type Queue[K comparable] struct {
 	// that Add skips the signal when nobody waits.
 	cond    sync.Cond
 	waiters int
-	// items holds the state of every key that is ready or being
-	// processed; a key in neither is absent. One map serves both the dedup
-	// and the exclusivity checks, so each operation hashes the key once or
-	// twice.
-	items map[K]itemState
+	// items holds the mark of every key that is ready or being
+	// processed; a key in neither is absent. One table serves both the
+	// dedup and the exclusivity checks. Add and Done hash their key before
+	// taking mu; Get does not touch items.
+	items table[K]
 	// ready holds the keys waiting for Get, oldest first: exactly the keys
 	// whose state is queued, each once.
 	ready ring[K]
+	// gets counts the keys Get has handed out. The key pushed to ready
+	// with ticket t has been handed out once gets >= t.
+	gets uint64
 	// processing counts the keys in state processing or requeue.
 	processing int
 	// addedAt and startedAt hold, only when metrics are on, the time of the
@@ -106,7 +132,7 @@ func New[K comparable](opts Options) *Queue[K] {
 	q := &Queue[K]{
 		name:  opts.Name,
 		clock: clockOrReal(opts.Clock),
-		items: make(map[K]itemState),
+		items: newTable[K](),
 	}
 	if q.name == "" {
 		q.name = "default"
@@ -145,23 +171,26 @@ func (q *Queue[K]) metricsNow() stamp {
 // waiting or the queue is shutting down. If item is being processed it is
 // queued again when Done is called for it.
 func (q *Queue[K]) Add(item K) {
+	h := q.items.hash(item)
 	now := q.metricsNow()
 	q.mu.Lock()
-	q.addLocked(item, now)
+	q.addLocked(item, h, now)
 	q.mu.Unlock()
 }
 
-// addLocked is Add with q.mu held; now is the add time for metrics.
-func (q *Queue[K]) addLocked(item K, now stamp) {
+// addLocked is Add with q.mu held; h is the hash of item in q.items and
+// now the add time for metrics.
+func (q *Queue[K]) addLocked(item K, h uint64, now stamp) {
 	if q.shuttingDown {
 		return
 	}
-	switch q.items[item] {
-	case 0:
-		q.items[item] = stateQueued
-		q.pushLocked(item)
-	case stateProcessing:
-		q.items[item] = stateRequeue // Done moves it to ready
+	i, found := q.items.find(item, h)
+	switch {
+	case !found:
+		m := q.pushLocked(item)
+		q.items.insertAt(i, item, h, m)
+	case q.stateOf(q.items.mark(i)) == stateProcessing:
+		q.items.setMark(i, q.items.mark(i).withRequeue()) // Done moves it to ready
 	default:
 		return // already waiting: deduplicated
 	}
@@ -171,13 +200,27 @@ func (q *Queue[K]) addLocked(item K, now stamp) {
 	}
 }
 
-// pushLocked appends item to ready and wakes one Get. q.mu must be held.
-func (q *Queue[K]) pushLocked(item K) {
+// stateOf returns the state of a key whose mark is m. q.mu must be held.
+func (q *Queue[K]) stateOf(m mark) itemState {
+	switch {
+	case m.ticket() > q.gets:
+		return stateQueued
+	case m.requeued():
+		return stateRequeue
+	default:
+		return stateProcessing
+	}
+}
+
+// pushLocked appends item to ready, wakes one Get and returns the mark of
+// a key queued by this push. q.mu must be held.
+func (q *Queue[K]) pushLocked(item K) mark {
 	q.ready.push(item)
 	q.m.depth.Inc()
 	if q.waiters > 0 {
 		q.cond.Signal()
 	}
+	return queuedAt(q.gets + uint64(q.ready.len()))
 }
 
 // Get blocks until a key is ready or the queue is shut down, and hands the
@@ -196,7 +239,7 @@ func (q *Queue[K]) Get() (item K, shutdown bool) {
 		return item, true
 	}
 	item = q.ready.pop()
-	q.items[item] = stateProcessing
+	q.gets++ // item's state is now processing
 	q.processing++
 	if q.metricsOn {
 		now := q.now()
@@ -213,17 +256,22 @@ func (q *Queue[K]) Get() (item K, shutdown bool) {
 // becomes ready again now. Done of a key that is not being processed does
 // nothing.
 func (q *Queue[K]) Done(item K) {
+	h := q.items.hash(item)
 	now := q.metricsNow()
 	q.mu.Lock()
-	switch q.items[item] {
+	i, found := q.items.find(item, h)
+	if !found {
+		q.mu.Unlock()
+		return // neither ready nor being processed
+	}
+	switch q.stateOf(q.items.mark(i)) {
 	case stateProcessing:
-		delete(q.items, item)
+		q.items.deleteAt(i)
 	case stateRequeue:
-		q.items[item] = stateQueued
-		q.pushLocked(item)
+		q.items.setMark(i, q.pushLocked(item))
 	default:
 		q.mu.Unlock()
-		return // not being processed
+		return // ready, not being processed
 	}
 	q.processing--
 	if q.metricsOn {
