@@ -22,6 +22,12 @@
 //     ERROR event inside a 200 stream (reason Expired or Gone), on a list or
 //     an old continue token as a 410 Status response. The client must relist.
 //   - Every error answer is a Status object: code, reason, message, details.
+//   - With Accept: application/vnd.kubernetes.protobuf the server answers
+//     built-in resources in protobuf: bodies are "k8s\x00" and a
+//     runtime.Unknown envelope around the object's message; a watch is a
+//     sequence of 4-byte big-endian length-prefixed WatchEvent messages.
+//     Custom resources are answered in JSON whatever the Accept header says
+//     second.
 //
 // What this package gives:
 //   - Config from kubeconfig (LoadKubeconfig), in-cluster (InClusterConfig) or by hand,
@@ -38,5 +44,10 @@
 //     ends the stream with a *DecodeError naming the offset and the problem;
 //     it never panics, and no object is ever skipped silently. Close is safe
 //     while Next runs. DecodeList streams a list's items one by one.
-//   - StatusError and predicates (IsGone, IsRetryable, RetryAfter) for every error answer.
+//   - Protobuf for object types with a generated Unmarshal (every k8s.io/api
+//     type; see ProtobufObject and Config.ContentType), decoded by the
+//     package itself around the object's own Unmarshal, lists item by item,
+//     with JSON as the fallback the server may choose.
+//   - StatusError and predicates (IsGone, IsRetryable, RetryAfter) for every
+//     error answer, in JSON or protobuf.
 package watch

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"unsafe"
 )
 
 // The encodings Config.ContentType may ask for.
@@ -21,8 +22,8 @@ const acceptProtobuf = ContentTypeProtobuf + "," + ContentTypeJSON
 
 // ProtobufObject is an object type that decodes the API server's protobuf
 // encoding of itself, as every type of k8s.io/api does through its
-// generated Unmarshal method. With Config.ContentType set to
-// ContentTypeProtobuf, lists and watches of such a type ask for protobuf.
+// generated Unmarshal method. Unless Config.ContentType is
+// ContentTypeJSON, lists and watches of such a type ask for protobuf.
 type ProtobufObject interface {
 	Unmarshal([]byte) error
 }
@@ -47,7 +48,8 @@ func checkContentType(ct string) error {
 // protoCodec allocates and decodes objects of a pointer type T that
 // implements ProtobufObject.
 type protoCodec[T Object] struct {
-	elem reflect.Type
+	elem   reflect.Type
+	intern walker // interns a decoded object's strings; nil if it has none
 }
 
 // newProtoCodec returns the codec of T, or nil when T cannot decode
@@ -61,13 +63,14 @@ func newProtoCodec[T Object]() *protoCodec[T] {
 	if t.Kind() != reflect.Pointer {
 		return nil
 	}
-	return &protoCodec[T]{elem: t.Elem()}
+	return &protoCodec[T]{elem: t.Elem(), intern: planOf(t.Elem())}
 }
 
-// accept is the Accept header for c's lists and watches of T: protobuf
-// first when both the client and T want it.
+// protoAccept is the Accept header for c's lists and watches of T:
+// protobuf first when T can decode it and the client does not insist on
+// JSON.
 func protoAccept[T Object](c *Client) (string, *protoCodec[T]) {
-	if c.contentType != ContentTypeProtobuf {
+	if c.contentType == ContentTypeJSON {
 		return acceptJSON, nil
 	}
 	codec := newProtoCodec[T]()
@@ -91,6 +94,9 @@ func (c *protoCodec[T]) decode(raw []byte) (obj T, err error) {
 	if err := any(obj).(ProtobufObject).Unmarshal(raw); err != nil {
 		var zero T
 		return zero, fmt.Errorf("object does not decode into %T: %w", obj, err)
+	}
+	if c.intern != nil {
+		c.intern(*(*unsafe.Pointer)(unsafe.Pointer(&obj))) // T is a pointer type
 	}
 	return obj, nil
 }

@@ -267,16 +267,23 @@ func TestContentTypeOnlyAsksProtobufWhenItCanDecodeIt(t *testing.T) {
 	proto := protoClient(t, h)
 	srv := httptest.NewServer(http.HandlerFunc(h))
 	defer srv.Close()
-	plain, err := NewClient(&Config{Host: srv.URL})
+	plain, err := NewClient(&Config{Host: srv.URL, ContentType: ContentTypeJSON})
 	require.NoError(t, err)
 	ctx := context.Background()
-	_, err = List[*protoPod](ctx, plain, Pods, "", ListOptions{}) // JSON by default
+	_, err = List[*protoPod](ctx, plain, Pods, "", ListOptions{}) // JSON when asked
 	require.NoError(t, err)
 	_, err = List[*testPod](ctx, proto, Pods, "", ListOptions{}) // cannot decode protobuf
 	require.NoError(t, err)
 	_, err = List[*protoPod](ctx, proto, Pods, "", ListOptions{MetadataOnly: true})
 	require.NoError(t, err)
 	require.Equal(t, []string{acceptJSON, acceptJSON, acceptMetaList}, accepts)
+
+	// By default, a type that can decode protobuf asks for it.
+	def, err := NewClient(&Config{Host: srv.URL})
+	require.NoError(t, err)
+	_, err = List[*protoPod](ctx, def, Pods, "", ListOptions{})
+	require.NoError(t, err)
+	require.Equal(t, acceptProtobuf, accepts[len(accepts)-1])
 
 	// Protobuf that was not asked for is refused with a clear error.
 	c := protoClient(t, func(w http.ResponseWriter, r *http.Request) {

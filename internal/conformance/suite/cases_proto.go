@@ -1,0 +1,164 @@
+package suite
+
+import (
+	"net/http"
+	"slices"
+	"sync"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kwatch/kwatch/informer"
+	"github.com/kwatch/kwatch/watch"
+)
+
+// The protobuf cases decode into k8s.io/api's *corev1.Pod, whose generated
+// Unmarshal makes the client ask for protobuf (with JSON as the fallback).
+// The real server answers protobuf; the simulator, which speaks JSON only,
+// answers JSON, so the same cases also check the fallback.
+func protoCases() []Case {
+	return []Case{
+		{Name: "protobuf/list-and-watch-typed-pods", Run: testProtoListWatch},
+		{Name: "protobuf/errors-and-gone", Run: testProtoErrors},
+		{Name: "protobuf/informer-converges", Run: testProtoInformer},
+	}
+}
+
+// contentTypes records the Content-Type of every response a client gets.
+type contentTypes struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	seen []string
+}
+
+func (c *contentTypes) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.next.RoundTrip(r)
+	if err == nil {
+		c.mu.Lock()
+		c.seen = append(c.seen, resp.Header.Get("Content-Type"))
+		c.mu.Unlock()
+	}
+	return resp, err
+}
+
+// all returns the distinct content types seen, sorted.
+func (c *contentTypes) all() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := slices.Clone(c.seen)
+	slices.Sort(s)
+	return slices.Compact(s)
+}
+
+// protoClient is a default client (protobuf for *corev1.Pod) for cfg that
+// records the content types it receives.
+func protoClient(t T, cfg *watch.Config) (*watch.Client, *contentTypes) {
+	t.Helper()
+	rt, err := cfg.RoundTripper()
+	require.NoError(t, err)
+	rec := &contentTypes{next: rt}
+	cfg.Transport = rec
+	return newClient(t, cfg), rec
+}
+
+// requireEncoding checks the responses came in the encoding the target
+// should answer: protobuf from the real server, JSON from the simulator.
+func requireEncoding(t T, e *Env, rec *contentTypes) {
+	t.Helper()
+	want := []string{"application/json"}
+	if e.Target.Name() == "real" {
+		want = []string{watch.ContentTypeProtobuf, watch.ContentTypeProtobuf + ";stream=watch"}
+	}
+	for _, ct := range rec.all() {
+		require.Contains(t, want, ct, "response content types %v", rec.all())
+	}
+}
+
+// testProtoListWatch: paged lists and a watch of *corev1.Pod decode every
+// field (a container's image, the pod's labels) and every event.
+func testProtoListWatch(t T, e *Env) {
+	c, rec := protoClient(t, e.Target.Config(Admin))
+	names := podNames("pb", 25)
+	createPods(t, e, names, map3("enc", "proto"))
+
+	items, rv := listAll[*corev1.Pod](t, e, c, watch.ListOptions{Limit: 10})
+	require.Equal(t, slices.Sorted(slices.Values(names)), namesOf(items), "the server lists in key order")
+	for _, p := range items {
+		require.Equal(t, "proto", p.Labels["enc"], p.Name)
+		require.NotEmpty(t, p.Spec.Containers, p.Name)
+		require.NotEmpty(t, p.Spec.Containers[0].Image, p.Name)
+	}
+
+	st, err := watch.Watch[*corev1.Pod](e.Ctx, c, watch.Pods, e.NS, watch.WatchOptions{ResourceVersion: rv, AllowBookmarks: true})
+	require.NoError(t, err)
+	defer st.Close()
+	_, err = e.Kube.LabelPod(e.Ctx, e.NS, names[3], "enc", "changed")
+	require.NoError(t, err)
+	require.NoError(t, e.Kube.DeletePod(e.Ctx, e.NS, names[4]))
+	// Wait for both changes; other events (the server may touch a pod
+	// again, say to set its status) must decode whole too.
+	var changed, deleted bool
+	for i := 0; !changed || !deleted; i++ {
+		require.Less(t, i, 100, "no MODIFIED %s and DELETED %s among 100 events", names[3], names[4])
+		ev, err := st.Next()
+		require.NoError(t, err)
+		if ev.Type == watch.Bookmark {
+			continue
+		}
+		require.NotEmpty(t, ev.Object.Spec.Containers, "%s %s", ev.Type, ev.Object.Name)
+		switch {
+		case ev.Type == watch.Modified && ev.Object.Name == names[3]:
+			changed = changed || ev.Object.Labels["enc"] == "changed"
+		case ev.Type == watch.Deleted && ev.Object.Name == names[4]:
+			deleted = true
+		}
+	}
+	requireEncoding(t, e, rec)
+}
+
+// testProtoErrors: a refused request's Status and a watch's 410 ERROR event
+// arrive intact in protobuf.
+func testProtoErrors(t T, e *Env) {
+	c, rec := protoClient(t, e.Target.Config(Admin))
+	_, err := watch.List[*corev1.Pod](e.Ctx, c, watch.Pods, e.NS, watch.ListOptions{LabelSelector: "a in (b"})
+	se, ok := watch.AsStatus(err)
+	require.True(t, ok, "want a StatusError, got %v", err)
+	require.EqualValues(t, http.StatusBadRequest, se.Code)
+	require.Contains(t, se.Message, "unable to parse requirement", "the server's message survives")
+
+	rv := createPods(t, e, podNames("pg", 1), nil)
+	require.NoError(t, e.Target.Expire(e.Ctx, rv))
+	sc, srec := protoClient(t, e.Target.StorageConfig())
+	st, err := watch.Watch[*corev1.Pod](e.Ctx, sc, watch.Pods, e.NS, watch.WatchOptions{ResourceVersion: rv})
+	require.NoError(t, err, "the watch should open (200) and fail inside the stream")
+	defer st.Close()
+	_, err = st.Next()
+	requireExpired(t, err, "protobuf watch from a compacted RV")
+	requireEncoding(t, e, srec)
+	requireEncoding(t, e, rec)
+}
+
+// testProtoInformer: streaming and paged informers of *corev1.Pod hold
+// exactly the server's state after creates, updates and deletes.
+func testProtoInformer(t T, e *Env) {
+	c, rec := protoClient(t, e.Target.Config(Admin))
+	names := podNames("pi", 200)
+	createPods(t, e, names[:100], nil)
+	streaming := runInformer(t, e, informer.Options[*corev1.Pod]{Client: c, ListMode: informer.ListAuto})
+	paged := runInformer(t, e, informer.Options[*corev1.Pod]{Client: c, ListMode: informer.ListPaged, PageSize: 30})
+	createPods(t, e, names[100:], nil)
+	forEach(t, 40, func(i int) error {
+		_, err := e.Kube.LabelPod(e.Ctx, e.NS, names[i], "step", "two")
+		return err
+	})
+	forEach(t, 40, func(i int) error { return e.Kube.DeletePod(e.Ctx, e.NS, names[40+i]) })
+	requireConverges(t, e, map[string]func() map[string]string{
+		"streaming informer": storeView(streaming),
+		"paged informer":     storeView(paged),
+	})
+	p, ok := streaming.Store().Get(e.NS + "/" + names[0])
+	require.True(t, ok)
+	require.Equal(t, "two", p.Labels["step"])
+	require.NotEmpty(t, p.Spec.Containers[0].Image)
+	requireEncoding(t, e, rec)
+}
