@@ -27,6 +27,7 @@ type Client struct {
 	hc          *http.Client
 	ns          string
 	contentType string // Config.ContentType
+	noIntern    bool   // Config.NoProtobufIntern
 
 	mu        sync.Mutex
 	resources []Resource // discovery cache; nil until the first Discover
@@ -56,7 +57,7 @@ func NewClient(cfg *Config) (*Client, error) {
 		ns = "default"
 	}
 	return &Client{base: base, hc: &http.Client{Transport: rt, Timeout: cfg.Timeout}, ns: ns,
-		contentType: cfg.ContentType}, nil
+		contentType: cfg.ContentType, noIntern: cfg.NoProtobufIntern}, nil
 }
 
 func parseHost(host string) (*url.URL, error) {

@@ -119,7 +119,7 @@ func FuzzProtobuf(f *testing.F) {
 	f.Add(protoBody("Status", statusMsg(500, "InternalError", "x", "", 1)), uint64(4))
 	f.Add([]byte{0, 0, 0, 2, 0x0a, 0x80}, uint64(5))
 	f.Fuzz(func(t *testing.T, data []byte, seed uint64) {
-		codec := newProtoCodec[*protoPod]()
+		codec := newProtoCodec[*protoPod](false)
 		decodeAll := func(r io.Reader) (n int, err error) {
 			d := newProtoDecoder(r, DecoderOptions{MaxFrameSize: 1 << 12, Parallelism: int(seed%3) + 1}, codec)
 			defer d.Close()

@@ -53,8 +53,9 @@ type protoCodec[T Object] struct {
 }
 
 // newProtoCodec returns the codec of T, or nil when T cannot decode
-// protobuf (it is not a pointer to a type with an Unmarshal method).
-func newProtoCodec[T Object]() *protoCodec[T] {
+// protobuf (it is not a pointer to a type with an Unmarshal method). The
+// codec interns each decoded object's strings unless noIntern.
+func newProtoCodec[T Object](noIntern bool) *protoCodec[T] {
 	var zero T
 	if _, ok := any(zero).(ProtobufObject); !ok {
 		return nil
@@ -63,7 +64,11 @@ func newProtoCodec[T Object]() *protoCodec[T] {
 	if t.Kind() != reflect.Pointer {
 		return nil
 	}
-	return &protoCodec[T]{elem: t.Elem(), intern: planOf(t.Elem())}
+	c := &protoCodec[T]{elem: t.Elem()}
+	if !noIntern {
+		c.intern = planOf(t.Elem())
+	}
+	return c
 }
 
 // protoAccept is the Accept header for c's lists and watches of T:
@@ -73,7 +78,7 @@ func protoAccept[T Object](c *Client) (string, *protoCodec[T]) {
 	if c.contentType == ContentTypeJSON {
 		return acceptJSON, nil
 	}
-	codec := newProtoCodec[T]()
+	codec := newProtoCodec[T](c.noIntern)
 	if codec == nil {
 		return acceptJSON, nil
 	}

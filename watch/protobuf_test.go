@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -308,5 +309,23 @@ func TestIsProtobuf(t *testing.T) {
 		strings.Repeat("x", 10): false,
 	} {
 		require.Equal(t, want, isProtobuf(ct), ct)
+	}
+}
+
+func TestProtobufObjectsAreInternedUnlessAskedNot(t *testing.T) {
+	body := protoBody("PodList", listMsg("9", "", -1, podMsg("team-a", "x", "1"), podMsg("team-a", "y", "2")))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", ContentTypeProtobuf)
+		w.Write(body)
+	}))
+	defer srv.Close()
+	for _, noIntern := range []bool{false, true} {
+		c, err := NewClient(&Config{Host: srv.URL, NoProtobufIntern: noIntern})
+		require.NoError(t, err)
+		page, err := List[*protoPod](context.Background(), c, Pods, "", ListOptions{})
+		require.NoError(t, err)
+		a, b := page.Items[0].Namespace, page.Items[1].Namespace
+		require.Equal(t, a, b)
+		require.Equal(t, !noIntern, unsafe.StringData(a) == unsafe.StringData(b), "noIntern=%v", noIntern)
 	}
 }

@@ -36,7 +36,7 @@ type informerEngine interface {
 
 // Engines names every engine a process can run.
 var Engines = []string{
-	"kwatch", "kwatch-proto", "kwatch-slim", "kwatch-meta",
+	"kwatch", "kwatch-proto", "kwatch-proto-nointern", "kwatch-slim", "kwatch-meta",
 	"client-go", "client-go-proto",
 }
 
@@ -44,9 +44,11 @@ var Engines = []string{
 func newEngine(cfg Config, p *probe) (informerEngine, error) {
 	switch cfg.Engine {
 	case "kwatch":
-		return newKwatch[*podFull](cfg, p, false, "")
+		return newKwatch[*podFull](cfg, p, false, watch.ContentTypeJSON)
 	case "kwatch-proto":
 		return newKwatch[*podFull](cfg, p, false, watch.ContentTypeProtobuf)
+	case "kwatch-proto-nointern":
+		return newKwatch[*podFull](cfg, p, false, watch.ContentTypeProtobuf+";nointern")
 	case "kwatch-slim":
 		return newKwatch[*SlimPod](cfg, p, false, "")
 	case "kwatch-meta":

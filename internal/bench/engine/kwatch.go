@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,7 +45,8 @@ type kwatchEngine[T watch.Object] struct {
 }
 
 func newKwatch[T watch.Object](cfg Config, p *probe, metaOnly bool, contentType string) (informerEngine, error) {
-	c, err := watch.NewClient(&watch.Config{Host: cfg.Host, ContentType: contentType})
+	ct, noIntern := strings.CutSuffix(contentType, ";nointern")
+	c, err := watch.NewClient(&watch.Config{Host: cfg.Host, ContentType: ct, NoProtobufIntern: noIntern})
 	if err != nil {
 		return nil, fmt.Errorf("kwatch client: %w", err)
 	}
