@@ -36,8 +36,20 @@ const (
 
 type internTable struct {
 	seed  maphash.Seed
-	short [shortSlots]atomic.Pointer[string]
-	long  [longSlots]atomic.Pointer[string]
+	short [shortSlots]internSlot
+	long  [longSlots]internSlot
+}
+
+// internSlot holds one interned string: its data pointer and length side
+// by side, so that a lookup reads the slot and the bytes and nothing in
+// between. seq is a sequence lock: odd while a writer fills the slot, and
+// bumped by every write, so a reader that sees the same even seq before
+// and after reading data and n has read one consistent string. Every field
+// is atomic, so readers never race with writers.
+type internSlot struct {
+	seq  atomic.Uint32
+	n    atomic.Uint32
+	data atomic.Pointer[byte]
 }
 
 var interned = &internTable{seed: maphash.MakeSeed()}
@@ -45,7 +57,7 @@ var interned = &internTable{seed: maphash.MakeSeed()}
 // intern returns a string equal to b, shared with earlier calls when the
 // table still holds one.
 func (t *internTable) intern(b []byte) string {
-	var slot *atomic.Pointer[string]
+	var slot *internSlot
 	switch {
 	case len(b) == 0:
 		return ""
@@ -56,11 +68,21 @@ func (t *internTable) intern(b []byte) string {
 	default:
 		return string(b)
 	}
-	if p := slot.Load(); p != nil && *p == string(b) {
-		return *p
+	seq := slot.seq.Load()
+	if seq&1 == 0 {
+		n, data := slot.n.Load(), slot.data.Load()
+		if slot.seq.Load() == seq && int(n) == len(b) && data != nil {
+			if s := unsafe.String(data, n); s == string(b) {
+				return s
+			}
+		}
 	}
 	s := string(b)
-	slot.Store(&s)
+	if seq&1 == 0 && slot.seq.CompareAndSwap(seq, seq+1) {
+		slot.data.Store(unsafe.StringData(s))
+		slot.n.Store(uint32(len(s)))
+		slot.seq.Store(seq + 2)
+	}
 	return s
 }
 

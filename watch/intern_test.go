@@ -101,7 +101,7 @@ func TestInternTableBounds(t *testing.T) {
 	}
 	n := 0
 	for i := range tbl.short {
-		if tbl.short[i].Load() != nil {
+		if tbl.short[i].data.Load() != nil {
 			n++
 		}
 	}
