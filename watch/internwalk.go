@@ -61,7 +61,6 @@ func buildPlan(t reflect.Type, building map[reflect.Type]*plan) walker {
 	return p.walk
 }
 
-
 func newWalker(t reflect.Type, building map[reflect.Type]*plan) walker {
 	switch {
 	case t == fieldsV1Type:
