@@ -79,7 +79,6 @@ func DefaultRows() []Row {
 		{Name: "client-go", Engine: "client-go", Main: true},
 		{Name: "client-go-proto", Engine: "client-go-proto", Proto: true},
 		{Name: "kwatch-proto", Engine: "kwatch-proto", Kwatch: true, Proto: true},
-		{Name: "kwatch-proto-nointern", Engine: "kwatch-proto-nointern", Kwatch: true, Proto: true},
 		{Name: "kwatch-slim", Engine: "kwatch-slim", Kwatch: true},
 		{Name: "kwatch-meta", Engine: "kwatch-meta", Kwatch: true},
 		{Name: "kwatch-paged", Engine: "kwatch", ListMode: "paged", Kwatch: true, SyncOnly: true},
@@ -93,7 +92,6 @@ func DefaultPairs() []Pair {
 		{"kwatch", "client-go"},
 		{"kwatch", "client-go-proto"},
 		{"kwatch-proto", "client-go-proto"},
-		{"kwatch-proto-nointern", "client-go-proto"},
 		{"kwatch-slim", "client-go"},
 		{"kwatch-meta", "client-go"},
 		{"kwatch-paged", "client-go-paged"},
@@ -129,10 +127,12 @@ func TuningRows() []Row {
 		{Name: "kwatch-par2", Engine: "kwatch", Parallelism: 2, Kwatch: true},
 		{Name: "kwatch-par4", Engine: "kwatch", Parallelism: 4, Kwatch: true},
 		{Name: "kwatch-paged-5000", Engine: "kwatch", ListMode: "paged", PageSize: 5000, Kwatch: true, SyncOnly: true},
+		{Name: "kwatch-proto-nointern", Engine: "kwatch-proto-nointern", Kwatch: true, Proto: true},
 	}
 }
 
 // TuningPairs compare the tuning rows with client-go.
 func TuningPairs() []Pair {
-	return []Pair{{"kwatch-par1", "client-go"}, {"kwatch-par2", "client-go"}, {"kwatch-par4", "client-go"}, {"kwatch-paged-5000", "client-go-paged"}}
+	return []Pair{{"kwatch-par1", "client-go"}, {"kwatch-par2", "client-go"}, {"kwatch-par4", "client-go"}, {"kwatch-paged-5000", "client-go-paged"},
+		{"kwatch-proto-nointern", "client-go-proto"}}
 }
