@@ -266,6 +266,8 @@ func (*internExtension) CreateDecoder(t reflect2.Type) jsoniter.ValDecoder {
 		return quantityDecoder{}
 	case t.Kind() == reflect.String:
 		return stringDecoder{}
+	case t.Kind() == reflect.Slice && t.Type1().Elem().Kind() != reflect.Uint8:
+		return newExactSliceDecoder(t) // []byte stays base64, as encoding/json has it
 	}
 	return nil
 }
