@@ -209,7 +209,14 @@ func finishResponseStatus(se *StatusError, code int, header http.Header) *Status
 // statusFromEvent builds the StatusError of an ERROR watch event.
 func statusFromEvent(raw []byte) *StatusError {
 	var w wireStatus
-	if err := json.Unmarshal(raw, &w); err != nil {
+	err := json.Unmarshal(raw, &w)
+	return eventStatus(w, err)
+}
+
+// eventStatus is the StatusError of an ERROR event whose object decoded
+// to w, or failed to decode with err: a 500 that says so.
+func eventStatus(w wireStatus, err error) *StatusError {
+	if err != nil {
 		return &StatusError{Code: http.StatusInternalServerError, Reason: "InternalError",
 			Message: "ERROR event with an undecodable object: " + err.Error()}
 	}

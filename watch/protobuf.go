@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"mime"
-	"net/http"
 	"reflect"
 	"strings"
 	"unsafe"
@@ -137,15 +136,7 @@ func statusFromProtoEvent(env protoEnvelope) *StatusError {
 	if err == nil && env.kind != "Status" {
 		err = fmt.Errorf("object of kind %q", clip(env.kind))
 	}
-	if err != nil {
-		return &StatusError{Code: http.StatusInternalServerError, Reason: "InternalError",
-			Message: "ERROR event with an undecodable object: " + err.Error()}
-	}
-	se := w.toError()
-	if se.Code == 0 {
-		se.Code = http.StatusInternalServerError
-	}
-	return se
+	return eventStatus(w, err)
 }
 
 // errWrongEncoding is returned when the server answers protobuf to a

@@ -113,6 +113,19 @@ func (s *protoScanner) varint() (uint64, bool) {
 	return v, true
 }
 
+// eachBytesField calls fn with the number and content of every
+// length-delimited field of the message b, in order.
+func eachBytesField(b []byte, fn func(num int, data []byte)) error {
+	s := protoScanner{b: b}
+	var f protoField
+	for s.next(&f) {
+		if f.wire == wireBytes {
+			fn(f.num, f.data)
+		}
+	}
+	return s.err
+}
+
 // decodeVarint returns the varint at the start of b and its length: 0 when
 // b ends inside it, -1 when it is longer than 10 bytes.
 func decodeVarint(b []byte) (uint64, int) {
@@ -162,42 +175,32 @@ func unwrapEnvelope(b []byte) (protoEnvelope, error) {
 // readTypeMeta reads runtime.TypeMeta; a malformed one yields empty strings,
 // which the callers treat as an unexpected kind.
 func readTypeMeta(b []byte) (apiVersion, kind string) {
-	s := protoScanner{b: b}
-	var f protoField
-	for s.next(&f) {
-		if f.wire != wireBytes {
-			continue
-		}
-		switch f.num {
+	_ = eachBytesField(b, func(num int, data []byte) {
+		switch num {
 		case 1:
-			apiVersion = string(f.data)
+			apiVersion = string(data)
 		case 2:
-			kind = string(f.data)
+			kind = string(data)
 		}
-	}
+	})
 	return apiVersion, kind
 }
 
 // readWatchEvent reads a metav1.WatchEvent: its type and the enveloped
 // object. typ aliases nothing: known types are constants.
 func readWatchEvent(b []byte) (typ EventType, obj []byte, err error) {
-	s := protoScanner{b: b}
-	var f protoField
 	hasType := false
-	for s.next(&f) {
-		if f.wire != wireBytes {
-			continue
-		}
-		switch f.num {
+	err = eachBytesField(b, func(num int, data []byte) {
+		switch num {
 		case 1:
-			typ, hasType = internType(f.data), true
+			typ, hasType = internType(data), true
 		case 2:
-			obj = readRawExtension(f.data)
+			obj = readRawExtension(data)
 		}
-	}
+	})
 	switch {
-	case s.err != nil:
-		return "", nil, s.err
+	case err != nil:
+		return "", nil, err
 	case !hasType:
 		return "", nil, fmt.Errorf("%w: the event has no type", ErrUnknownEventType)
 	case !typ.Valid():
@@ -209,15 +212,13 @@ func readWatchEvent(b []byte) (typ EventType, obj []byte, err error) {
 }
 
 // readRawExtension returns field 1 (raw) of a runtime.RawExtension, or nil.
-func readRawExtension(b []byte) []byte {
-	s := protoScanner{b: b}
-	var f protoField
-	for s.next(&f) {
-		if f.num == 1 && f.wire == wireBytes {
-			return f.data
+func readRawExtension(b []byte) (raw []byte) {
+	_ = eachBytesField(b, func(num int, data []byte) {
+		if num == 1 && raw == nil {
+			raw = data
 		}
-	}
-	return nil
+	})
+	return raw
 }
 
 // readListMeta reads a metav1.ListMeta into meta.
@@ -279,23 +280,17 @@ func readStatusDetails(b []byte) *statusDetails {
 	return d
 }
 
-func readStatusCause(b []byte) statusCause {
-	var c statusCause
-	s := protoScanner{b: b}
-	var f protoField
-	for s.next(&f) {
-		if f.wire != wireBytes {
-			continue
-		}
-		switch f.num {
+func readStatusCause(b []byte) (c statusCause) {
+	_ = eachBytesField(b, func(num int, data []byte) {
+		switch num {
 		case 1:
-			c.Reason = string(f.data)
+			c.Reason = string(data)
 		case 2:
-			c.Message = string(f.data)
+			c.Message = string(data)
 		case 3:
-			c.Field = string(f.data)
+			c.Field = string(data)
 		}
-	}
+	})
 	return c
 }
 
