@@ -56,7 +56,17 @@ var interned = &internTable{seed: maphash.MakeSeed()}
 
 // intern returns a string equal to b, shared with earlier calls when the
 // table still holds one.
-func (t *internTable) intern(b []byte) string {
+func (t *internTable) intern(b []byte) string { return t.lookup(b, "") }
+
+// internString is intern for a string that is already a string of its
+// own: on a miss the table keeps s itself rather than a copy.
+func (t *internTable) internString(s string) string {
+	return t.lookup(unsafe.Slice(unsafe.StringData(s), len(s)), s)
+}
+
+// lookup returns the table's string equal to b, or on a miss stores and
+// returns own (when not empty, a string equal to b) or a copy of b.
+func (t *internTable) lookup(b []byte, own string) string {
 	var slot *internSlot
 	switch {
 	case len(b) == 0:
@@ -66,6 +76,9 @@ func (t *internTable) intern(b []byte) string {
 	case len(b) <= maxLong:
 		slot = &t.long[maphash.Bytes(t.seed, b)&(longSlots-1)]
 	default:
+		if own != "" {
+			return own
+		}
 		return string(b)
 	}
 	seq := slot.seq.Load()
@@ -77,7 +90,10 @@ func (t *internTable) intern(b []byte) string {
 			}
 		}
 	}
-	s := string(b)
+	s := own
+	if s == "" {
+		s = string(b)
+	}
 	if seq&1 == 0 && slot.seq.CompareAndSwap(seq, seq+1) {
 		slot.data.Store(unsafe.StringData(s))
 		slot.n.Store(uint32(len(s)))

@@ -82,7 +82,7 @@ func newWalker(t reflect.Type, building map[reflect.Type]*plan) walker {
 func internStringAt(p unsafe.Pointer) {
 	s := (*string)(p)
 	if len(*s) > 0 && len(*s) <= maxLong {
-		*s = interned.intern(unsafe.Slice(unsafe.StringData(*s), len(*s)))
+		*s = interned.internString(*s)
 	}
 }
 

@@ -99,3 +99,13 @@ func TestInternWalkSkipsTypesWithoutStrings(t *testing.T) {
 }
 
 func reflectTypeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
+
+func TestInternStringKeepsItsOwnCopyOnAMiss(t *testing.T) {
+	tbl := &internTable{seed: interned.seed}
+	first := fresh("a-string-seen-for-the-first-time")
+	got := tbl.internString(first)
+	require.True(t, same(first, got), "a miss stores the string itself, no copy")
+	again := fresh(first)
+	require.True(t, same(first, tbl.internString(again)), "a hit returns the stored string")
+	require.Equal(t, first, tbl.intern([]byte(first)))
+}
