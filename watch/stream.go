@@ -60,17 +60,19 @@ func Watch[T Object](ctx context.Context, c *Client, res Resource, ns string, op
 		idle.touch()
 		body = idle
 	}
-	dec := NewDecoder[T](body, opts.Decoder)
-	if isProtobuf(resp.Header.Get("Content-Type")) {
-		if codec == nil {
-			resp.Body.Close()
-			cancel()
-			if idle != nil {
-				idle.stop()
-			}
-			return nil, &OpError{Op: "watch", Resource: res.String(), Err: errWrongEncoding}
-		}
+	var dec *Decoder[T]
+	switch {
+	case !isProtobuf(resp.Header.Get("Content-Type")):
+		dec = NewDecoder[T](body, opts.Decoder)
+	case codec != nil:
 		dec = newProtoDecoder(body, opts.Decoder, codec)
+	default:
+		resp.Body.Close()
+		cancel()
+		if idle != nil {
+			idle.stop()
+		}
+		return nil, &OpError{Op: "watch", Resource: res.String(), Err: errWrongEncoding}
 	}
 	return &Stream[T]{
 		res:    res,
