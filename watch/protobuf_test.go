@@ -293,6 +293,8 @@ func TestContentTypeOnlyAsksProtobufWhenItCanDecodeIt(t *testing.T) {
 	})
 	_, err = List[*testPod](ctx, c, Pods, "", ListOptions{})
 	require.ErrorIs(t, err, errWrongEncoding)
+	_, err = Watch[*testPod](ctx, c, Pods, "", WatchOptions{})
+	require.ErrorIs(t, err, errWrongEncoding)
 
 	_, err = NewClient(&Config{Host: srv.URL, ContentType: "application/cbor"})
 	require.ErrorContains(t, err, `Config.ContentType "application/cbor" is not supported`)
