@@ -36,6 +36,9 @@ const (
 // Options configure an Informer. Client and Resource are required; every
 // other zero field takes the default its comment gives.
 type Options[T watch.Object] struct {
+	// Client talks to the server. Its Config decides the encoding: a T
+	// with a generated protobuf Unmarshal (k8s.io/api types) is listed and
+	// watched in protobuf unless the Config asks for JSON.
 	Client   *watch.Client
 	Resource watch.Resource
 	// Namespace limits the informer to one namespace; "" watches all.
