@@ -115,7 +115,7 @@ func Full() Config {
 		// four minutes there, and the whole run must stay under 20 minutes.
 		Mode: "full", PodCounts: []int{10000, 100000}, Runs: 3, ExtraRuns: 1, MainRunsAt: map[int]int{100000: 1},
 		ThroughputEvents: 200000, LatencyRate: 1000, LatencyEvents: 5000,
-		QueueItems: 1000000, QueueWorkers: []int{1, 4, 16}, QueueRuns: 3,
+		QueueItems: 1000000, QueueWorkers: []int{1, 4, 16}, QueueRuns: 7,
 		Rows: DefaultRows(), Pairs: DefaultPairs(), PhaseTimeout: 10 * time.Minute,
 	}
 }
