@@ -55,3 +55,23 @@ func repeatJSON(s string, n int) string {
 	}
 	return out
 }
+
+func TestFieldNamesMatchAsKubernetesMatchesThem(t *testing.T) {
+	decode := func(s string) (*testPod, error) {
+		var p *testPod
+		err := json.Unmarshal([]byte(s), &p)
+		return p, err
+	}
+	p, err := decode(`{"metadata":{"Name":"upper","name":"web","labels":{"a\u0062c":"d\"e"}}}`)
+	require.NoError(t, err)
+	require.Equal(t, "web", p.Name, "case-sensitive: Name is not name")
+	require.Equal(t, map[string]string{"abc": `d"e`}, p.Labels, "map keys and values are unescaped")
+
+	p, err = decode(`{"metadata":{"n\u0061me":"escaped","namespace":"ns"}}`)
+	require.NoError(t, err)
+	require.Equal(t, "", p.Name, "an escaped field name is not recognised")
+	require.Equal(t, "ns", p.Namespace, "and the fields after it still decode")
+
+	_, err = decode(`{"metadata":{"na\"me":"x"}}`)
+	require.Error(t, err, "an escaped quote in a field name is an error, not a silent mismatch")
+}
