@@ -23,8 +23,14 @@ const (
 // Build it with NewClient; it is safe for concurrent use and holds no
 // goroutines of its own, so it needs no Close.
 type Client struct {
-	base        *url.URL
+	base *url.URL
+	// hc sends every request that is not a watch; its Timeout is
+	// Config.Timeout. stream sends watches over the same transport with no
+	// Timeout: http.Client.Timeout covers reading the whole body, and a
+	// healthy watch's body never ends. A watch has its idle deadline
+	// (WatchOptions.IdleTimeout) and the caller's context instead.
 	hc          *http.Client
+	stream      *http.Client
 	ns          string
 	contentType string // Config.ContentType
 	noIntern    bool   // Config.NoProtobufIntern
@@ -56,7 +62,9 @@ func NewClient(cfg *Config) (*Client, error) {
 	if ns == "" {
 		ns = "default"
 	}
-	return &Client{base: base, hc: &http.Client{Transport: rt, Timeout: cfg.Timeout}, ns: ns,
+	return &Client{base: base, ns: ns,
+		hc:          &http.Client{Transport: rt, Timeout: cfg.Timeout},
+		stream:      &http.Client{Transport: rt},
 		contentType: cfg.ContentType, noIntern: cfg.NoProtobufIntern}, nil
 }
 
@@ -88,16 +96,35 @@ func (c *Client) Host() string { return c.base.String() }
 func (c *Client) Namespace() string { return c.ns }
 
 // CloseIdleConnections closes the client's idle keep-alive connections.
+// Both of its http.Clients share one transport.
 func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
 
 // Do sends a request built by the caller, with the client's transport and
 // credentials. A relative URL is resolved against the server's base URL.
 // Non-2xx answers are not turned into errors: the caller owns the response.
+// Config.Timeout bounds the request, body included, unless it is a watch:
+// its query has a watch parameter that the server reads as true (present
+// and neither "false" nor "0"). The deprecated /watch/ path prefix is not
+// recognised: use the query parameter.
 func (c *Client) Do(req *http.Request) (*http.Response, error) {
 	if !req.URL.IsAbs() {
 		req.URL = c.base.ResolveReference(&url.URL{Path: c.base.Path + req.URL.Path, RawQuery: req.URL.RawQuery})
 	}
+	if isWatchQuery(req.URL.Query()) {
+		return c.stream.Do(req)
+	}
 	return c.hc.Do(req)
+}
+
+// isWatchQuery reads the watch parameter as the API server does
+// (runtime.Convert_Slice_string_To_bool): absent, "0" and "false" in any
+// case are false; any other value, the empty string included, is true.
+func isWatchQuery(q url.Values) bool {
+	v, ok := q["watch"]
+	if !ok || len(v) == 0 {
+		return false
+	}
+	return v[0] != "0" && !strings.EqualFold(v[0], "false")
 }
 
 // get sends a GET and turns a non-2xx answer into a *StatusError. The
@@ -111,7 +138,11 @@ func (c *Client) get(ctx context.Context, path string, q url.Values, accept stri
 		return nil, err
 	}
 	req.Header.Set("Accept", accept)
-	resp, err := c.hc.Do(req)
+	hc := c.hc
+	if isWatchQuery(q) {
+		hc = c.stream
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err
 	}

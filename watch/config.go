@@ -48,8 +48,12 @@ type Config struct {
 	// connection is closed. Zero means 15 s.
 	PingTimeout time.Duration
 
-	// Timeout bounds a non-watch request (list pages, discovery). Zero means
-	// no bound other than the caller's context.
+	// Timeout bounds each request that is not a watch (a list page,
+	// discovery, Client.Do of a non-watch), from sending it to reading the
+	// last byte of its body. Watches are not bounded by it: a healthy one
+	// lasts until the server's timeoutSeconds; WatchOptions.IdleTimeout
+	// notices a dead one. Zero means no bound other than the caller's
+	// context.
 	Timeout time.Duration
 
 	// AllowInsecureToken permits sending credentials over plain HTTP to a

@@ -1,0 +1,227 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kwatch/kwatch/internal/sim"
+)
+
+// pipeListener hands the server the far ends of net.Pipe connections that
+// its dial makes: a network that lives inside a synctest bubble, so the
+// bubble's clock drives every deadline of client and server alike.
+type pipeListener struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func newPipeListener() *pipeListener {
+	return &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
+
+func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+	client, server := net.Pipe()
+	select {
+	case l.conns <- server:
+		return client, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "pipe" }
+
+// startPipeSim serves a simulator over pipes inside the caller's synctest
+// bubble until the test's function returns, and returns a Config for it.
+func startPipeSim(t *testing.T, opts sim.Options) (*sim.Server, *Config) {
+	srv, err := sim.New(opts)
+	require.NoError(t, err)
+	cfg := servePipe(t, srv.Serve)
+	return srv, cfg
+}
+
+// startPipeHandler serves h over pipes like startPipeSim.
+func startPipeHandler(t *testing.T, h http.Handler) *Config {
+	return servePipe(t, func(ctx context.Context, ln net.Listener) error {
+		hs := &http.Server{Handler: h}
+		stopped := context.AfterFunc(ctx, func() { hs.Close() })
+		defer stopped()
+		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+}
+
+// servePipe runs serve on a pipe listener until the test ends and waits for
+// it to return.
+func servePipe(t *testing.T, serve func(context.Context, net.Listener) error) *Config {
+	ln := newPipeListener()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- serve(ctx, ln) }()
+	tr := &http.Transport{DialContext: ln.dial}
+	t.Cleanup(func() {
+		tr.CloseIdleConnections()
+		cancel()
+		require.NoError(t, <-served)
+	})
+	return &Config{Host: "http://127.0.0.1", Transport: tr}
+}
+
+// TestTimeoutDoesNotBoundWatches: Config.Timeout bounds list pages and
+// discovery, not a watch, which may be healthy for hours. The watch here
+// receives a bookmark every second for 10 s with a Timeout of 1 s, and ends
+// only when the server ends it (timeoutSeconds).
+func TestTimeoutDoesNotBoundWatches(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv, cfg := startPipeSim(t, sim.Options{BookmarkInterval: time.Second, DeadlineBookmarkLead: -1})
+		_, err := srv.PutPod(sim.Pod{Namespace: "demo", Name: "web"})
+		require.NoError(t, err)
+		cfg.Timeout = time.Second
+		c, err := NewClient(cfg)
+		require.NoError(t, err)
+
+		page, err := List[*testPod](t.Context(), c, Pods, "demo", ListOptions{})
+		require.NoError(t, err)
+		start := time.Now()
+		st, err := Watch[*testPod](t.Context(), c, Pods, "demo", WatchOptions{
+			ResourceVersion: page.ResourceVersion, AllowBookmarks: true, TimeoutSeconds: 10,
+			IdleTimeout: 3 * time.Second,
+		})
+		require.NoError(t, err)
+		defer st.Close()
+		bookmarks := 0
+		for {
+			ev, err := st.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			require.NoError(t, err, "after %v and %d bookmarks", time.Since(start), bookmarks)
+			require.Equal(t, Bookmark, ev.Type)
+			bookmarks++
+		}
+		require.Equal(t, 10*time.Second, time.Since(start), "the server's timeoutSeconds ends the watch")
+		require.GreaterOrEqual(t, bookmarks, 9)
+
+		// A watch sent by hand through Do is a watch too.
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet,
+			"/api/v1/namespaces/demo/pods?watch=true&allowWatchBookmarks=true&timeoutSeconds=5&resourceVersion="+page.ResourceVersion, nil)
+		require.NoError(t, err)
+		start = time.Now()
+		resp, err := c.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		_, err = io.Copy(io.Discard, resp.Body)
+		require.NoError(t, err)
+		require.Equal(t, 5*time.Second, time.Since(start))
+	})
+}
+
+// stallHandler answers nothing until the request is cancelled.
+func stallHandler(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
+
+// TestTimeoutBoundsNonWatchRequests: list pages, discovery and requests sent
+// with Do fail after Config.Timeout when the server does not answer.
+func TestTimeoutBoundsNonWatchRequests(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := startPipeHandler(t, http.HandlerFunc(stallHandler))
+		cfg.Timeout = time.Second
+		c, err := NewClient(cfg)
+		require.NoError(t, err)
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "/api/v1/pods", nil)
+		require.NoError(t, err)
+		calls := []struct {
+			name string
+			call func() error
+		}{
+			{"list", func() error { _, err := List[*testPod](t.Context(), c, Pods, "", ListOptions{}); return err }},
+			{"discovery", func() error { _, err := c.Discover(t.Context()); return err }},
+			{"Do", func() error { _, err := c.Do(req); return err }},
+		}
+		for _, tc := range calls {
+			start := time.Now()
+			err := tc.call()
+			require.Error(t, err, tc.name)
+			require.Equal(t, time.Second, time.Since(start), "%s: %v", tc.name, err)
+		}
+	})
+}
+
+// TestTimeoutBoundsAListBody: the bound covers reading a list's body, not
+// only its headers, as http.Client.Timeout does.
+func TestTimeoutBoundsAListBody(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := startPipeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"5"},"items":[`)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}))
+		cfg.Timeout = time.Second
+		c, err := NewClient(cfg)
+		require.NoError(t, err)
+		start := time.Now()
+		_, err = List[*testPod](t.Context(), c, Pods, "", ListOptions{})
+		require.Error(t, err)
+		require.Equal(t, time.Second, time.Since(start), "got %v", err)
+	})
+}
+
+func TestIsWatchQueryReadsLikeTheServer(t *testing.T) {
+	tests := []struct {
+		query string
+		want  bool
+	}{
+		{"", false},
+		{"limit=5", false},
+		{"watch=1", true},
+		{"watch=true", true},
+		{"watch=", true},
+		{"watch", true},
+		{"watch=yes", true},
+		{"watch=0", false},
+		{"watch=false", false},
+		{"watch=FALSE", false},
+		{"watch=0&watch=1", false},
+	}
+	for _, tt := range tests {
+		q, err := url.ParseQuery(tt.query)
+		require.NoError(t, err)
+		if got := isWatchQuery(q); got != tt.want {
+			t.Errorf("isWatchQuery(%q) = %v, want %v", tt.query, got, tt.want)
+		}
+	}
+}
