@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/debug"
 	"testing"
 )
 
@@ -176,9 +177,27 @@ func TestBenchStreamIsRealistic(t *testing.T) {
 
 // TestDecoderAddsNoAllocations checks that framing and the envelope cost no
 // allocation per event beyond decoding the object itself.
+//
+// The two counts are compared exactly, so everything that could make either
+// vary is taken out by construction rather than by a margin:
+//   - Both decode the same object, so the intern table (direct-mapped, with
+//     a seed chosen per process) misses on the same strings in both: with
+//     distinct pods, two strings that happen to share a slot would evict
+//     each other every round in one count only.
+//   - The garbage collector is off while counting: a collection empties
+//     sync.Pools, and refilling them costs allocations at moments that
+//     depend on the heap.
+//   - It does not run under the race detector, which drops a random quarter
+//     of sync.Pool puts on purpose, so the counts vary from run to run
+//     (210 against 209 was seen). make unit runs it without -race.
 func TestDecoderAddsNoAllocations(t *testing.T) {
-	data := benchStream(8)
-	obj := data[len(`{"type":"MODIFIED","object":`) : len(data)/8-2]
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop items at random; make unit runs this test without -race")
+	}
+	event := benchStream(1)
+	obj := event[len(`{"type":"MODIFIED","object":`) : len(event)-2]
+	data := bytes.Repeat(event, 8)
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	objectOnly := testing.AllocsPerRun(200, func() {
 		var p *testPod
 		if err := json.Unmarshal(obj, &p); err != nil {
@@ -192,8 +211,8 @@ func TestDecoderAddsNoAllocations(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	t.Logf("allocations per event: decoder %.1f, the object alone %.1f", perEvent, objectOnly)
+	t.Logf("allocations per event: decoder %.0f, the object alone %.0f", perEvent, objectOnly)
 	if perEvent > objectOnly {
-		t.Errorf("got %.1f allocations per event, want at most the %.1f of decoding the object alone", perEvent, objectOnly)
+		t.Errorf("got %.0f allocations per event, want at most the %.0f of decoding the object alone", perEvent, objectOnly)
 	}
 }
