@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -209,38 +210,45 @@ func TestWatch410InsideA200Stream(t *testing.T) {
 	require.Equal(t, "stream", op.Op)
 }
 
+// silentWatch answers a watch with 200 and then nothing.
+func silentWatch(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(200)
+	w.(http.Flusher).Flush()
+	<-r.Context().Done()
+}
+
 func TestWatchIdleDeadline(t *testing.T) {
-	_, c := newFake(t, map[string]http.HandlerFunc{"/api/v1/pods": func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(200)
-		w.(http.Flusher).Flush()
-		<-r.Context().Done() // open and silent
-	}})
-	st, err := Watch[*testPod](context.Background(), c, Pods, "", WatchOptions{IdleTimeout: 100 * time.Millisecond})
-	require.NoError(t, err)
-	defer st.Close()
-	_, err = st.Next()
-	require.ErrorIs(t, err, ErrIdleTimeout)
+	synctest.Test(t, func(t *testing.T) {
+		c, err := NewClient(startPipeHandler(t, http.HandlerFunc(silentWatch)))
+		require.NoError(t, err)
+		start := time.Now()
+		st, err := Watch[*testPod](t.Context(), c, Pods, "", WatchOptions{IdleTimeout: 100 * time.Millisecond})
+		require.NoError(t, err)
+		defer st.Close()
+		_, err = st.Next()
+		require.ErrorIs(t, err, ErrIdleTimeout)
+		require.Equal(t, 100*time.Millisecond, time.Since(start), "the deadline counts from the request")
+	})
 }
 
 func TestWatchCloseUnblocksNext(t *testing.T) {
-	_, c := newFake(t, map[string]http.HandlerFunc{"/api/v1/pods": func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(200)
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-	}})
-	st, err := Watch[*testPod](context.Background(), c, Pods, "", WatchOptions{})
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { _, err := st.Next(); done <- err }()
-	time.Sleep(10 * time.Millisecond)
-	require.NoError(t, st.Close())
-	select {
-	case err := <-done:
-		require.Error(t, err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("Next did not return after Close")
-	}
-	require.NoError(t, st.Close(), "Close twice is fine")
+	synctest.Test(t, func(t *testing.T) {
+		c, err := NewClient(startPipeHandler(t, http.HandlerFunc(silentWatch)))
+		require.NoError(t, err)
+		st, err := Watch[*testPod](t.Context(), c, Pods, "", WatchOptions{})
+		require.NoError(t, err)
+		done := make(chan error, 1)
+		go func() { _, err := st.Next(); done <- err }()
+		synctest.Wait() // Next is blocked reading the silent stream
+		select {
+		case err := <-done:
+			t.Fatalf("Next returned %v before Close", err)
+		default:
+		}
+		require.NoError(t, st.Close())
+		require.Error(t, <-done, "Close unblocks Next")
+		require.NoError(t, st.Close(), "Close twice is fine")
+	})
 }
 
 func discoveryServer(t *testing.T) (*fakeServer, *Client) {

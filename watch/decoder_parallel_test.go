@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -107,21 +108,50 @@ func TestDecoderDeliversWithoutWaiting(t *testing.T) {
 	}
 }
 
+// bubbleGoroutines counts the goroutines of the synctest bubble the caller
+// runs in (the package's tests run one at a time, so there is one bubble),
+// from the header the runtime writes for each goroutine of a full stack
+// dump. Unlike runtime.NumGoroutine it ignores goroutines of earlier tests
+// that are still winding down, or a timer of theirs that fires.
+func bubbleGoroutines(t *testing.T) int {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	count := 0
+	for line := range strings.Lines(string(buf)) {
+		if strings.HasPrefix(line, "goroutine ") && strings.Contains(line, "synctest bubble") {
+			count++
+		}
+	}
+	require.Positive(t, count, "the caller is in a bubble: has the runtime's stack header changed?")
+	return count
+}
+
+// TestDecoderStartsAndLeavesNoGoroutine runs in a synctest bubble so that
+// synctest.Wait can wait for the decoding goroutines that have called Done
+// to finish exiting, without sleeping; a goroutine left blocked would also
+// fail synctest.Test itself.
 func TestDecoderStartsAndLeavesNoGoroutine(t *testing.T) {
-	data := syntheticStream(400, 11)
-	baseline := runtime.NumGoroutine()
-	d := NewDecoder[*testPod](bytes.NewReader(data), DecoderOptions{Parallelism: 8})
-	assert.Equal(t, baseline, runtime.NumGoroutine(), "NewDecoder starts no goroutine")
-	for range 200 {
-		_, err := d.Next()
-		require.NoError(t, err)
-	}
-	require.NoError(t, d.Close())
-	deadline := time.Now().Add(waitLimit)
-	for runtime.NumGoroutine() > baseline && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond) // goroutines that called Done may still be exiting
-	}
-	assert.LessOrEqual(t, runtime.NumGoroutine(), baseline, "goroutines left after Close")
+	synctest.Test(t, func(t *testing.T) {
+		data := syntheticStream(400, 11)
+		baseline := bubbleGoroutines(t)
+		d := NewDecoder[*testPod](bytes.NewReader(data), DecoderOptions{Parallelism: 8})
+		assert.Equal(t, baseline, bubbleGoroutines(t), "NewDecoder starts no goroutine")
+		for range 200 {
+			_, err := d.Next()
+			require.NoError(t, err)
+		}
+		require.NoError(t, d.Close())
+		synctest.Wait()
+		assert.Equal(t, baseline, bubbleGoroutines(t), "goroutines left after Close")
+	})
 }
 
 // TestDecoderCloseDuringNext closes the decoder while Next waits on the
@@ -154,8 +184,12 @@ func TestDecoderCloseDuringNext(t *testing.T) {
 // TestDecoderCloseDuringParallelDecoding races Close against batches being
 // decoded: no decoding goroutine may be left once Close and Next return.
 func TestDecoderCloseDuringParallelDecoding(t *testing.T) {
+	synctest.Test(t, testDecoderCloseDuringParallelDecoding)
+}
+
+func testDecoderCloseDuringParallelDecoding(t *testing.T) {
 	data := benchStream(64)
-	baseline := runtime.NumGoroutine()
+	baseline := bubbleGoroutines(t)
 	for round := range 20 {
 		d := NewDecoder[*testPod](&loopReader{data: data}, DecoderOptions{Parallelism: 4})
 		done := make(chan error, 1)
@@ -178,9 +212,6 @@ func TestDecoderCloseDuringParallelDecoding(t *testing.T) {
 			t.Fatalf("round %d: Next kept delivering after Close", round)
 		}
 	}
-	deadline := time.Now().Add(waitLimit)
-	for runtime.NumGoroutine() > baseline && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond) // goroutines that called Done may still be exiting
-	}
-	assert.LessOrEqual(t, runtime.NumGoroutine(), baseline, "goroutines left after Close")
+	synctest.Wait() // goroutines that called Done may still be exiting
+	assert.Equal(t, baseline, bubbleGoroutines(t), "goroutines left after Close")
 }
