@@ -197,22 +197,28 @@ func TestShutDownWithDrain(t *testing.T) {
 	})
 }
 
+// TestNewStartsNoGoroutineAndShutDownLeavesNone uses the real clock (package
+// time) inside a synctest bubble, so that synctest.Wait, not polling, lets
+// a timer's goroutine finish exiting before the goroutines are counted.
 func TestNewStartsNoGoroutineAndShutDownLeavesNone(t *testing.T) {
-	base := runtime.NumGoroutine()
-	q := New[string](Options{})
-	if got := runtime.NumGoroutine(); got > base {
-		t.Fatalf("goroutines after New = %d, want <= %d", got, base)
-	}
-	q.AddAfter("later", time.Hour)
-	q.AddAfter("soon", time.Millisecond)
-	k, _ := q.Get() // the real timer moved it; no assertion on how fast
-	require.Equal(t, "soon", k)
-	q.Done(k)
-	q.ShutDown()
-	if !waitGoroutines(base) {
-		buf := make([]byte, 1<<16)
-		t.Fatalf("goroutines never came back to %d:\n%s", base, buf[:runtime.Stack(buf, true)])
-	}
+	synctest.Test(t, func(t *testing.T) {
+		base := bubbleGoroutines(t)
+		q := New[string](Options{})
+		if got := bubbleGoroutines(t); got != base {
+			t.Fatalf("goroutines after New = %d, want %d", got, base)
+		}
+		q.AddAfter("later", time.Hour)
+		q.AddAfter("soon", time.Millisecond)
+		k, _ := q.Get()
+		require.Equal(t, "soon", k)
+		q.Done(k)
+		q.ShutDown()
+		synctest.Wait()
+		if got := bubbleGoroutines(t); got != base {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("goroutines after ShutDown = %d, want %d:\n%s", got, base, buf[:runtime.Stack(buf, true)])
+		}
+	})
 }
 
 func TestRingGrowsAndShrinks(t *testing.T) {
@@ -259,17 +265,4 @@ func TestRingGrowsAndShrinks(t *testing.T) {
 	if got := r.len(); got != 100 {
 		t.Errorf("len() = %d, want 100", got)
 	}
-}
-
-// waitGoroutines waits, generously, for the goroutine count to fall to
-// base. It polls rather than asserting any speed.
-func waitGoroutines(base int) bool {
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if runtime.NumGoroutine() <= base {
-			return true
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return false
 }

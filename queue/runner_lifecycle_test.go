@@ -132,37 +132,41 @@ func TestNewRunnerRejectsBadOptions(t *testing.T) {
 	}
 }
 
-// Real goroutines and the real clock: after Run returns, the goroutine
-// count is back where it started.
+// The real clock (package time) inside a synctest bubble: after Run
+// returns, the bubble's goroutine count is back where it started. The
+// bubble lets synctest.Wait, not polling, wait for exiting goroutines.
 func TestRunnerLeavesNoGoroutines(t *testing.T) {
-	base := runtime.NumGoroutine()
-	var done sync.WaitGroup
-	done.Add(100)
-	r, err := NewRunner(RunnerOptions[string]{
-		Workers: 4,
-		Reconcile: func(_ context.Context, key string) (Result, error) {
-			if key == "retry" {
-				return Result{RequeueAfter: time.Hour}, nil // leaves a timer armed
-			}
-			done.Done()
-			return Result{}, nil
-		},
+	synctest.Test(t, func(t *testing.T) {
+		base := bubbleGoroutines(t)
+		var done sync.WaitGroup
+		done.Add(100)
+		r, err := NewRunner(RunnerOptions[string]{
+			Workers: 4,
+			Reconcile: func(_ context.Context, key string) (Result, error) {
+				if key == "retry" {
+					return Result{RequeueAfter: time.Hour}, nil // leaves a timer armed
+				}
+				done.Done()
+				return Result{}, nil
+			},
+		})
+		require.NoError(t, err)
+		if got := bubbleGoroutines(t); got != base {
+			t.Fatalf("goroutines after NewRunner = %d, want %d", got, base)
+		}
+		r.Add("retry")
+		for i := range 100 {
+			r.Add(strconv.Itoa(i))
+		}
+		stop := startRunner(r)
+		done.Wait()
+		require.NoError(t, stop())
+		synctest.Wait()
+		if got := bubbleGoroutines(t); got != base {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("goroutines after Run returned = %d, want %d:\n%s", got, base, buf[:runtime.Stack(buf, true)])
+		}
 	})
-	require.NoError(t, err)
-	if got := runtime.NumGoroutine(); got > base {
-		t.Fatalf("goroutines after NewRunner = %d, want <= %d", got, base)
-	}
-	r.Add("retry")
-	for i := range 100 {
-		r.Add(strconv.Itoa(i))
-	}
-	stop := startRunner(r)
-	done.Wait()
-	require.NoError(t, stop())
-	if !waitGoroutines(base) {
-		buf := make([]byte, 1<<16)
-		t.Fatalf("goroutines never came back to %d:\n%s", base, buf[:runtime.Stack(buf, true)])
-	}
 }
 
 func TestRunnerAddIsSafeFromManyGoroutines(t *testing.T) {

@@ -108,32 +108,6 @@ func TestDecoderDeliversWithoutWaiting(t *testing.T) {
 	}
 }
 
-// bubbleGoroutines counts the goroutines of the synctest bubble the caller
-// runs in (the package's tests run one at a time, so there is one bubble),
-// from the header the runtime writes for each goroutine of a full stack
-// dump. Unlike runtime.NumGoroutine it ignores goroutines of earlier tests
-// that are still winding down, or a timer of theirs that fires.
-func bubbleGoroutines(t *testing.T) int {
-	t.Helper()
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	count := 0
-	for line := range strings.Lines(string(buf)) {
-		if strings.HasPrefix(line, "goroutine ") && strings.Contains(line, "synctest bubble") {
-			count++
-		}
-	}
-	require.Positive(t, count, "the caller is in a bubble: has the runtime's stack header changed?")
-	return count
-}
-
 // TestDecoderStartsAndLeavesNoGoroutine runs in a synctest bubble so that
 // synctest.Wait can wait for the decoding goroutines that have called Done
 // to finish exiting, without sleeping; a goroutine left blocked would also
