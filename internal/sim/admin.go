@@ -42,8 +42,12 @@ type Stats struct {
 	ActiveWatches int64 `json:"activeWatches"`
 	// TerminatedWatches counts watchers ended for falling out of the history window.
 	TerminatedWatches uint64 `json:"terminatedWatches"`
-	// FaultsInjected counts fault applications.
+	// FaultsInjected counts requests that took a queued fault (each uses one of
+	// its Count), whether or not the fault then fired; FaultsFired says what did.
 	FaultsInjected uint64 `json:"faultsInjected"`
+	// FaultsFired counts, per fault type, the faults applied to requests and the
+	// actions performed (see Server.FiredFaults). Never nil.
+	FaultsFired map[FaultType]int64 `json:"faultsFired"`
 	// Objects counts current objects per resource.
 	Objects map[string]int `json:"objects"`
 }
@@ -52,7 +56,8 @@ type Stats struct {
 func (s *Server) Stats() Stats {
 	st := Stats{ByResource: map[string]RequestCounts{}, Objects: map[string]int{},
 		Discovery: s.discovery.Load(), NotFound: s.other.Load(), ActiveWatches: s.watchers.Load(),
-		TerminatedWatches: s.terminated.Load(), FaultsInjected: s.faults.injected.Load()}
+		TerminatedWatches: s.terminated.Load(), FaultsInjected: s.faults.injected.Load(),
+		FaultsFired: s.FiredFaults()}
 	s.store.mu.RLock()
 	st.ResourceVersion = s.store.rv
 	resources := append([]*resource(nil), s.store.ordered...)
@@ -72,7 +77,7 @@ func (s *Server) Stats() Stats {
 	return st
 }
 
-// ResetStats zeroes the request counters (not the object counts or the RV).
+// ResetStats zeroes the request and fault counters (not the object counts or the RV).
 func (s *Server) ResetStats() {
 	s.store.mu.RLock()
 	resources := append([]*resource(nil), s.store.ordered...)
@@ -86,23 +91,38 @@ func (s *Server) ResetStats() {
 	s.other.Store(0)
 	s.terminated.Store(0)
 	s.faults.injected.Store(0)
+	s.faults.resetFired()
+}
+
+// FaultReport is the answer of the /sim/faults endpoint: the faults still
+// queued and what has fired so far. A plain value taken at one moment.
+type FaultReport struct {
+	// Pending are the queued request faults with their remaining counts. Never nil.
+	Pending []Fault `json:"pending"`
+	// Fired is Server.FiredFaults: per type, the request faults applied and the
+	// actions performed. Never nil.
+	Fired map[FaultType]int64 `json:"fired"`
+}
+
+func (s *Server) faultReport() FaultReport {
+	return FaultReport{Pending: s.Faults(), Fired: s.FiredFaults()}
 }
 
 // serveAdmin serves the /sim/ endpoints:
 //
-//	GET    /sim/faults  pending faults (JSON array of Fault)
-//	POST   /sim/faults  queue a Fault, or run an action (compact, expire-continue, drop-watches)
-//	DELETE /sim/faults  clear pending faults
+//	GET    /sim/faults  FaultReport: pending faults and fired counts
+//	POST   /sim/faults  queue a Fault, or run an action (compact, expire-continue, drop-watches); FaultReport
+//	DELETE /sim/faults  clear pending faults (fired counts stay); FaultReport
 //	GET    /sim/stats   Stats
 func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.URL.Path == "/sim/stats" && r.Method == http.MethodGet:
 		writeJSON(w, http.StatusOK, s.Stats())
 	case r.URL.Path == "/sim/faults" && r.Method == http.MethodGet:
-		writeJSON(w, http.StatusOK, s.Faults())
+		writeJSON(w, http.StatusOK, s.faultReport())
 	case r.URL.Path == "/sim/faults" && r.Method == http.MethodDelete:
 		s.ClearFaults()
-		writeJSON(w, http.StatusOK, s.Faults())
+		writeJSON(w, http.StatusOK, s.faultReport())
 	case r.URL.Path == "/sim/faults" && r.Method == http.MethodPost:
 		body, serr := s.readBody(r)
 		if serr != nil {
@@ -118,7 +138,7 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			writeStatus(w, errBadRequest(err.Error()))
 			return
 		}
-		writeJSON(w, http.StatusCreated, s.Faults())
+		writeJSON(w, http.StatusCreated, s.faultReport())
 	case r.URL.Path == "/sim/faults" || r.URL.Path == "/sim/stats":
 		writeStatus(w, errMethodNotAllowed())
 	default:

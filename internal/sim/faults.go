@@ -91,12 +91,45 @@ func (f *Fault) validate() error {
 	return nil
 }
 
-// faultState holds pending faults. Guarded by mu.
+// faultState holds pending faults and what fired. Every field but injected is
+// guarded by mu.
 type faultState struct {
-	mu       sync.Mutex
-	pending  []*Fault
-	rng      *rand.Rand
-	injected atomic.Uint64 // faults applied
+	mu      sync.Mutex
+	pending []*Fault
+	rng     *rand.Rand
+	// fired counts, per type, the times a request fault was applied to a request
+	// (an error or a stall answered, a watch dropped, cut or stalled, a body split)
+	// and the times an action was performed. A fault taken by a request that ends
+	// before the fault's moment (a watch that closes before AfterEvents events)
+	// does not count.
+	fired    map[FaultType]int64
+	injected atomic.Uint64 // requests that took a fault (one use of its Count each)
+}
+
+// fire counts one application of a fault or one action of type t.
+func (fs *faultState) fire(t FaultType) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.fired == nil {
+		fs.fired = map[FaultType]int64{}
+	}
+	fs.fired[t]++
+}
+
+func (fs *faultState) firedCopy() map[FaultType]int64 {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	out := make(map[FaultType]int64, len(fs.fired))
+	for t, n := range fs.fired {
+		out[t] = n
+	}
+	return out
+}
+
+func (fs *faultState) resetFired() {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.fired = nil
 }
 
 func (fs *faultState) init(seed uint64) { fs.rng = rand.New(rand.NewPCG(seed, seed+1)) }
@@ -107,7 +140,8 @@ func (fs *faultState) newRand() *rand.Rand {
 	return rand.New(rand.NewPCG(fs.rng.Uint64(), fs.rng.Uint64()))
 }
 
-// take consumes one use of the first pending fault of one of types matching the request.
+// take consumes one use of the first pending fault of one of types matching the
+// request. The caller counts it with fire when, and only if, it applies it.
 func (fs *faultState) take(r *resource, v verb, types ...FaultType) *Fault {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
@@ -180,6 +214,14 @@ func (s *Server) InjectFault(f Fault) error {
 // maxPendingFaults bounds the fault queue (the admin endpoint is reachable by clients).
 const maxPendingFaults = 1000
 
+// FiredFaults returns how many times each kind of fault fired since New or
+// ResetStats: a request fault each time it was applied to a request (an error
+// or stall answered, a watch dropped, cut or stalled, a body written in
+// pieces), an action (compact, expire-continue, drop-watches) each time it was
+// performed, by InjectFault or by its method. A request fault that was queued
+// but never applied does not count. Kinds that never fired are absent.
+func (s *Server) FiredFaults() map[FaultType]int64 { return s.faults.firedCopy() }
+
 // Faults returns the pending faults with their remaining counts.
 func (s *Server) Faults() []Fault {
 	s.faults.mu.Lock()
@@ -202,6 +244,7 @@ func (s *Server) ClearFaults() {
 // from them get the 410 ERROR event, exact lists and continue tokens get 410. Open
 // watches are not affected. It returns the new floor.
 func (s *Server) Compact() uint64 {
+	defer s.faults.fire(ActionCompact)
 	st := s.store
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -211,6 +254,7 @@ func (s *Server) Compact() uint64 {
 
 // ExpireContinueTokens makes every continue token handed out so far answer 410.
 func (s *Server) ExpireContinueTokens() {
+	defer s.faults.fire(ActionExpireContinue)
 	st := s.store
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -221,6 +265,7 @@ func (s *Server) ExpireContinueTokens() {
 // loseHistory the event history is dropped too, so resuming from any earlier
 // resourceVersion gets 410 and every watcher must relist.
 func (s *Server) DropWatches(loseHistory bool) {
+	defer s.faults.fire(ActionDropWatches)
 	st := s.store
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -245,6 +290,7 @@ func (s *Server) applyRequestFaults(w http.ResponseWriter, r *http.Request, res 
 	if f == nil {
 		return false
 	}
+	s.faults.fire(f.Type)
 	if f.Type == FaultError {
 		writeStatus(w, errInjected(f.Code, f.RetryAfterSeconds))
 		return true

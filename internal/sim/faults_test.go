@@ -237,9 +237,10 @@ func TestFaultAdminEndpoint(t *testing.T) {
 	h := simtest.Start(t, sim.Options{})
 	code, body := do(t, h, "POST", "/sim/faults", "", []byte(`{"type":"error","match":"get","code":429,"count":1}`))
 	require.Equal(t, 201, code, "%s", body)
-	var pending []sim.Fault
-	require.NoError(t, json.Unmarshal(body, &pending))
-	require.Len(t, pending, 1)
+	var rep sim.FaultReport
+	require.NoError(t, json.Unmarshal(body, &rep))
+	require.Len(t, rep.Pending, 1)
+	require.Empty(t, rep.Fired, "queued, not fired")
 	code, _ = do(t, h, "GET", "/api/v1/namespaces/default", "", nil)
 	require.Equal(t, 429, code)
 	code, body = do(t, h, "POST", "/sim/faults", "", []byte(`{"type":"bogus"}`))
@@ -247,14 +248,20 @@ func TestFaultAdminEndpoint(t *testing.T) {
 	require.Contains(t, string(body), `unknown fault type \"bogus\"`)
 	code, _ = do(t, h, "POST", "/sim/faults", "", []byte(`{"type":"compact"}`))
 	require.Equal(t, 201, code)
+	code, body = do(t, h, "GET", "/sim/faults", "", nil)
+	require.Equal(t, 200, code)
+	require.JSONEq(t, `{"pending":[],"fired":{"error":1,"compact":1}}`, string(body))
 	code, body = do(t, h, "GET", "/sim/stats", "", nil)
 	require.Equal(t, 200, code)
 	var st sim.Stats
 	require.NoError(t, json.Unmarshal(body, &st))
 	require.EqualValues(t, 1, st.ByResource["namespaces"].Get)
-	require.EqualValues(t, 1, st.FaultsInjected)
+	require.EqualValues(t, 1, st.FaultsInjected, "one request took a fault")
+	require.Equal(t, map[sim.FaultType]int64{sim.FaultError: 1, sim.ActionCompact: 1}, st.FaultsFired)
 	code, _ = do(t, h, "DELETE", "/sim/faults", "", nil)
 	require.Equal(t, 200, code)
+	h.Server.ResetStats()
+	require.Empty(t, h.Server.FiredFaults())
 }
 
 func TestSlowWatcherIsTerminated(t *testing.T) {
@@ -265,14 +272,15 @@ func TestSlowWatcherIsTerminated(t *testing.T) {
 	resp, err := h.Client.Do(h.NewRequest(t, "GET", "/api/v1/pods?watch=1&resourceVersion="+rvq(h), nil).WithContext(ctx))
 	require.NoError(t, err)
 	defer resp.Body.Close()
-	// Do not read: write far more than the socket buffers hold.
-	for i := range 20000 {
+	// Do not read while writing far more (20,000 events of about 3.5 KB: 70 MB)
+	// than the socket buffers on both sides can hold, so the watcher is stuck
+	// in a write long before the last event and the history moves on without it.
+	const events = 20000
+	for i := range events {
 		putPod(t, h, sim.Pod{Namespace: "demo", Name: "p", Restarts: int32(i)})
-		if h.Server.Stats().TerminatedWatches > 0 {
-			break
-		}
 	}
-	require.Eventually(t, func() bool { return h.Server.Stats().TerminatedWatches == 1 }, wait, pollEvery)
+	// Reading lets the watcher finish its write and look for the next event,
+	// which is gone: it is terminated and its stream ends cleanly.
 	n := 0
 	dec := json.NewDecoder(resp.Body)
 	for {
@@ -283,5 +291,6 @@ func TestSlowWatcherIsTerminated(t *testing.T) {
 		}
 		n++
 	}
-	require.Less(t, n, 20000, "the slow watcher did not get every event")
+	require.Less(t, n, events, "the slow watcher did not get every event")
+	require.Eventually(t, func() bool { return h.Server.Stats().TerminatedWatches == 1 }, wait, pollEvery)
 }

@@ -89,6 +89,7 @@ func (ws *watchStream) send(typ evType, o *object) bool {
 // emit writes a complete frame, applying a cut fault that is due.
 func (ws *watchStream) emit(b []byte) bool {
 	if ws.fault != nil && ws.fault.Type == FaultCutWatch && ws.sent >= ws.fault.AfterEvents {
+		ws.s.faults.fire(FaultCutWatch)
 		ws.out.writeAll(b[:len(b)/2])
 		ws.out.flush()
 		panic(http.ErrAbortHandler) // abort: no final zero chunk (RST_STREAM on HTTP/2)
@@ -106,6 +107,7 @@ func (ws *watchStream) emit(b []byte) bool {
 // fire applies a due drop or stall fault (a due cut happens in emit): the stream is
 // over either way.
 func (ws *watchStream) fire() bool {
+	ws.s.faults.fire(ws.fault.Type)
 	ws.out.flush() // the events before the fault reach the client
 	if ws.fault.Type == FaultStall {
 		ws.s.stall(ws.r)
@@ -156,6 +158,7 @@ type faultWriter struct {
 	w       http.ResponseWriter
 	flusher http.Flusher
 	split   *rand.Rand    // nil = write whole
+	onSplit func()        // called before the first split write: the fault fired
 	buf     *bufio.Writer // gathers whole frames between flushes; nil with split
 	failed  bool          // a write failed: the client is gone
 }
@@ -171,6 +174,10 @@ func (fw *faultWriter) Write(p []byte) (int, error) {
 			fw.failed = true
 		}
 		return n, err
+	}
+	if fw.onSplit != nil && len(p) > 0 {
+		fw.onSplit()
+		fw.onSplit = nil
 	}
 	for off := 0; off < len(p); {
 		n := 1 + fw.split.IntN(64)
@@ -212,6 +219,7 @@ func (s *Server) responseWriter(w http.ResponseWriter, r *http.Request, res *res
 	fw.flusher, _ = w.(http.Flusher)
 	if f := s.faults.take(res, v, FaultSplitWrites); f != nil {
 		fw.split = s.faults.newRand()
+		fw.onSplit = func() { s.faults.fire(FaultSplitWrites) }
 	} else {
 		fw.buf = bufio.NewWriterSize(w, watchWriteBuffer)
 	}
