@@ -35,8 +35,13 @@
 //   - resourceVersion unset: the newest state, paginated by limit/continue.
 //   - resourceVersion=0: the newest state, and limit is ignored (as the real
 //     server's watch cache does: list-pods-rv0-limit2.json).
-//   - resourceVersion=N (NotOlderThan, the default): waits up to
-//     Options.TooLargeWait for N, else 504 with cause ResourceVersionTooLarge.
+//   - resourceVersion=N (NotOlderThan, the default, with or without
+//     resourceVersionMatch=NotOlderThan): waits up to Options.TooLargeWait (3 s, as
+//     the real server) for N, else 504 Timeout with cause ResourceVersionTooLarge,
+//     retryAfterSeconds 1, a Retry-After: 1 header and the message "Timeout: Too
+//     large resource version: N, current: M", field for field as
+//     list-pods-future-rv.txt (a client ahead of the server: an etcd restore, a
+//     replaced control plane).
 //   - resourceVersion=N&resourceVersionMatch=Exact: the state at N, rebuilt from the
 //     history; 410 Expired once N is older than the retained history.
 //   - Continue tokens have the real format (base64 of {"v","rv","start"}); later
@@ -56,10 +61,17 @@
 //     N: every event after N while N is within the history (Options.HistorySize
 //     events, Options.HistoryWindow in time); older gets a 200 whose only event is
 //     an ERROR with the 410 Expired Status. From "" or "0": an ADDED per current
-//     object, then changes. A resourceVersion ahead of the server waits silently.
+//     object, then changes. A resourceVersion ahead of the server gets the 200 and
+//     then nothing at all, no event and no bookmark (neither periodic nor
+//     pre-deadline), until the server passes it or timeoutSeconds ends the stream
+//     (watch-pods-future-rv.txt).
 //   - sendInitialEvents=true&resourceVersionMatch=NotOlderThan: ADDED per object,
 //     then a BOOKMARK annotated k8s.io/initial-events-end (with
 //     allowWatchBookmarks). sendInitialEvents without resourceVersionMatch is 422.
+//     At a resourceVersion ahead of the server: the 200 at once, then up to
+//     Options.TooLargeWait for the server to reach it (then the initial events as
+//     usual), else one ERROR event carrying the list's 504 ResourceVersionTooLarge
+//     Status, and the stream ends (watch-pods-future-rv-streaming.txt).
 //   - allowWatchBookmarks=true: a BOOKMARK every Options.BookmarkInterval (default
 //     60 s) carrying the newest resourceVersion the watcher has passed. With
 //     timeoutSeconds as well, one more BOOKMARK Options.DeadlineBookmarkLead (default
@@ -67,7 +79,9 @@
 //     resource has changed since the watch started (in any namespace, inside or
 //     outside the selector): a quiet watch gets none. (The real server also skips
 //     its periodic bookmark on a quiet watch; the simulator keeps sending it, so that
-//     clients can tell an idle stream from a dead one.)
+//     clients can tell an idle stream from a dead one, except on a watch from a
+//     resourceVersion the server has not reached, which the real server keeps
+//     silent and whose bookmark would carry an RV the server does not have.)
 //   - timeoutSeconds, counted from the request, ends the stream cleanly (final zero
 //     chunk).
 //   - Selectors are applied per event: an object entering the selector is sent as
@@ -125,8 +139,8 @@
 // # Faults
 //
 // Faults are queued with InjectFault (or POST /sim/faults with the Fault as JSON;
-// GET lists pending faults, DELETE clears them) and consumed by the next Count
-// matching requests (Match: list, watch, get, write; Resource):
+// DELETE clears them) and consumed by the next Count matching requests (Match:
+// list, watch, get, write; Resource):
 //
 //   - drop-watch: end a watch cleanly after AfterEvents events.
 //   - cut-watch: abort a watch in the middle of the frame after AfterEvents events,
@@ -140,10 +154,21 @@
 // ("expire-continue"), DropWatches ("drop-watches", with loseHistory to force every
 // watcher to relist).
 //
+// Faults count when they fire, not when they are queued or taken: FiredFaults
+// (Stats.FaultsFired; GET /sim/faults answers a FaultReport with the pending faults
+// and these counts) gives, per type, each time a request fault was applied (an
+// error or a stall answered; a watch dropped, cut or stalled once its AfterEvents
+// events were sent; a body that wrote at least one byte in pieces) and each time an
+// action was performed, by InjectFault or by its method. A request that takes a
+// fault and ends before the fault's moment (a watch whose client leaves first) uses
+// one of its Count but does not count as fired; Stats.FaultsInjected counts those
+// takings.
+//
 // # In-process API
 //
 // Create, Update, Patch, Delete, Get and Snapshot work on any resource by name
 // ("pods", "deployments.apps"); PutPod and LoadPods write generated pods;
-// ResourceVersion is the newest RV; Stats counts requests per resource and verb (GET
-// /sim/stats serves the same) and ResetStats zeroes them. Churn generates load.
+// ResourceVersion is the newest RV; Stats counts requests per resource and verb and
+// fired faults (GET /sim/stats serves the same), ResetStats zeroes them, and
+// FiredFaults gives the fired faults alone. Churn generates load.
 package sim

@@ -153,6 +153,16 @@ func (a *inflight) wait() {
 // stopped is closed when the server is shutting down.
 func (s *Server) stopped() <-chan struct{} { return s.stop }
 
+// isStopped reports whether the server is shutting down.
+func (s *Server) isStopped() bool {
+	select {
+	case <-s.stop:
+		return true
+	default:
+		return false
+	}
+}
+
 // ResourceVersion returns the newest committed resourceVersion.
 func (s *Server) ResourceVersion() uint64 {
 	s.store.mu.RLock()
