@@ -6,7 +6,21 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
+)
+
+// Fault names a way the proxy breaks connections.
+type Fault string
+
+// The proxy's faults, as Fired counts them.
+const (
+	// FaultFreeze: an open connection stopped passing bytes (Freeze).
+	FaultFreeze Fault = "freeze"
+	// FaultCut: an open connection closed (CutAll).
+	FaultCut Fault = "cut"
+	// FaultRefuse: a new connection closed as soon as it was accepted (Refuse).
+	FaultRefuse Fault = "refuse"
 )
 
 // Proxy forwards connections from its listener to a target address. Build
@@ -17,24 +31,34 @@ type Proxy struct {
 	mu          sync.Mutex
 	conns       map[*pair]struct{} // open connections; guarded by mu
 	refuseUntil time.Time          // new connections are closed at once until then
+	fired       map[Fault]int64    // connections each fault was applied to; guarded by mu
 }
 
 type pair struct {
 	client, server net.Conn
 	frozen         chan struct{} // closed when the pair is frozen
 	once           sync.Once
+	closed         atomic.Bool // close has run
 }
 
-func (p *pair) freeze() { p.once.Do(func() { close(p.frozen) }) }
+// freeze stops the pair; true if it was not frozen before.
+func (p *pair) freeze() bool {
+	done := false
+	p.once.Do(func() { close(p.frozen); done = true })
+	return done
+}
 
-func (p *pair) close() {
+// close closes both ends; true if the pair was open before.
+func (p *pair) close() bool {
+	first := !p.closed.Swap(true)
 	p.client.Close()
 	p.server.Close()
+	return first
 }
 
 // New returns a proxy to target ("127.0.0.1:8080"). It starts nothing.
 func New(target string) *Proxy {
-	return &Proxy{target: target, conns: map[*pair]struct{}{}}
+	return &Proxy{target: target, conns: map[*pair]struct{}{}, fired: map[Fault]int64{}}
 }
 
 // Serve accepts on ln until ctx is done, then closes every connection and
@@ -46,7 +70,7 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 	for {
 		c, err := ln.Accept()
 		if err != nil {
-			p.CutAll()
+			p.closeAll() // shutting down: not a fault
 			wg.Wait()
 			if ctx.Err() != nil {
 				return nil
@@ -64,6 +88,9 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 func (p *Proxy) handle(ctx context.Context, c net.Conn) {
 	p.mu.Lock()
 	refuse := time.Now().Before(p.refuseUntil)
+	if refuse {
+		p.fired[FaultRefuse]++
+	}
 	p.mu.Unlock()
 	if refuse {
 		c.Close()
@@ -128,23 +155,56 @@ func pump(pr *pair, dst, src net.Conn) {
 
 // Freeze stops all traffic on every open connection without closing any:
 // both peers see a silent, open connection. New connections are unaffected.
+// It returns the number of open connections; Fired counts those it froze
+// (a connection already frozen counts once).
 func (p *Proxy) Freeze() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for pr := range p.conns {
-		pr.freeze()
+		if pr.freeze() {
+			p.fired[FaultFreeze]++
+		}
 	}
 	return len(p.conns)
 }
 
-// CutAll closes every open connection at once, as a server restart does.
+// CutAll closes every open connection at once, as a server restart does,
+// and returns how many it closed (Fired counts them too).
 func (p *Proxy) CutAll() int {
+	n := p.closeAll()
+	p.mu.Lock()
+	p.fired[FaultCut] += int64(n)
+	p.mu.Unlock()
+	return n
+}
+
+// closeAll closes every open connection and returns how many were open.
+func (p *Proxy) closeAll() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	n := 0
 	for pr := range p.conns {
-		pr.close()
+		if pr.close() {
+			n++
+		}
 	}
-	return len(p.conns)
+	return n
+}
+
+// Fired returns how many connections each fault was applied to since New:
+// frozen by Freeze, closed by CutAll, refused while Refuse was in force. A
+// Refuse during which nobody connected, or a Freeze or CutAll with no
+// connection open, fired nothing. Faults that never fired are absent.
+func (p *Proxy) Fired() map[Fault]int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[Fault]int64, len(p.fired))
+	for f, n := range p.fired {
+		if n > 0 {
+			out[f] = n
+		}
+	}
+	return out
 }
 
 // Refuse closes new connections as soon as they are accepted, for d.
