@@ -222,7 +222,12 @@ func (lr *lineReader) rest() string {
 	return lr.all.String()
 }
 
-// eventually polls cond until it holds, failing after wait.
+// eventually polls cond until it holds, failing after wait. It is for state
+// that tells no one when it changes, the simulator's counters or another
+// process's HTTP endpoint: the interval only sets how soon a change is
+// seen, and wait is a guard against a hang, not a speed requirement. State
+// the test can observe change (a replica of printed events) is waited on
+// directly instead (replica.waitUntil).
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(wait)

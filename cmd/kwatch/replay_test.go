@@ -25,11 +25,13 @@ type replica struct {
 	objects map[string]string // namespace/name -> resourceVersion
 	events  map[string]int    // count per event type
 	err     error             // a decoding error or an unknown event type
+	changed chan struct{}     // closed and replaced by every apply and fail
 	ended   chan struct{}
 }
 
 func replay(r io.Reader) *replica {
-	rp := &replica{objects: map[string]string{}, events: map[string]int{}, ended: make(chan struct{})}
+	rp := &replica{objects: map[string]string{}, events: map[string]int{},
+		changed: make(chan struct{}), ended: make(chan struct{})}
 	go func() { // ends when the process closes its stdout
 		defer close(rp.ended)
 		dec := json.NewDecoder(r)
@@ -64,12 +66,49 @@ func (rp *replica) apply(typ, key, rv string) {
 	default:
 		rp.err = fmt.Errorf("unexpected event type %q for %s", typ, key)
 	}
+	rp.notifyLocked()
 }
 
 func (rp *replica) fail(err error) {
 	rp.mu.Lock()
 	defer rp.mu.Unlock()
 	rp.err = err
+	rp.notifyLocked()
+}
+
+// notifyLocked wakes every waitUntil; rp.mu must be held.
+func (rp *replica) notifyLocked() {
+	close(rp.changed)
+	rp.changed = make(chan struct{})
+}
+
+// waitUntil waits until cond holds for the replica, checking it each time
+// an event is applied: no polling. It fails the test on a decoding error,
+// if the output ends first, or after wait, a guard against a hang rather
+// than a speed limit.
+func (rp *replica) waitUntil(t *testing.T, what string, cond func(objects map[string]string, events map[string]int) bool) {
+	t.Helper()
+	timeout := time.After(wait)
+	for ended := false; ; {
+		rp.mu.Lock()
+		ok, err, changed := cond(rp.objects, rp.events), rp.err, rp.changed
+		rp.mu.Unlock()
+		switch {
+		case err != nil:
+			t.Fatalf("%s: %v", what, err)
+		case ok:
+			return
+		case ended:
+			t.Fatalf("%s: the output ended first", what)
+		}
+		select {
+		case <-changed:
+		case <-rp.ended:
+			ended = true // look once more: the last event may have come with the end
+		case <-timeout:
+			t.Fatalf("%s: not within %s", what, wait)
+		}
+	}
 }
 
 func (rp *replica) snapshot() (map[string]string, map[string]int, error) {
@@ -153,7 +192,7 @@ func TestReplayAfterFaults(t *testing.T) {
 	require.NoError(t, err)
 	p := start(t, testEnv(t), "pods", "-A", "-o", "json", "--output-watch-events", "--kubeconfig", h.Kubeconfig(t))
 	rp := replay(p.stdout)
-	eventually(t, "initial list replayed", func() bool { got, _, _ := rp.snapshot(); return len(got) == 150 })
+	rp.waitUntil(t, "initial list replayed", func(got map[string]string, _ map[string]int) bool { return len(got) == 150 })
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -172,9 +211,7 @@ func TestReplayAfterFaults(t *testing.T) {
 		t.Fatalf("churn did not finish within %s", wait)
 	}
 	want := serverPods(t, srv)
-	eventually(t, "printed events replay to the server's state", func() bool {
-		got, _, err := rp.snapshot()
-		require.NoError(t, err)
+	rp.waitUntil(t, "printed events replay to the server's state", func(got map[string]string, _ map[string]int) bool {
 		return maps.Equal(got, want)
 	})
 	_, events, _ := rp.snapshot()
@@ -194,8 +231,7 @@ func TestInterruptMidStream(t *testing.T) {
 	p := start(t, testEnv(t), "pods", "--sim", "--sim-pods", "200", "--sim-rate", "400",
 		"-o", "json", "--output-watch-events")
 	rp := replay(p.stdout)
-	eventually(t, "changes after the initial list", func() bool {
-		_, events, _ := rp.snapshot()
+	rp.waitUntil(t, "changes after the initial list", func(_ map[string]string, events map[string]int) bool {
 		return events["MODIFIED"] > 20
 	})
 	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
