@@ -1,13 +1,19 @@
 // Command controller is the README's example: a controller that watches
-// pods and reconciles them on four workers. Run it with a kubeconfig, or
-// with -sim to run against the built-in simulated cluster.
+// pods and reconciles them on four workers. Run it with a kubeconfig
+// (kubectl's, or in-cluster), or with -sim against a simulated cluster
+// served in the process (20 pods in 2 namespaces, 2 changes a second):
+//
+//	go run ./examples/controller -sim
 package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"os"
 	"os/signal"
 	"sync"
@@ -15,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kwatch/kwatch/informer"
+	"github.com/kwatch/kwatch/internal/sim"
 	"github.com/kwatch/kwatch/queue"
 	"github.com/kwatch/kwatch/watch"
 )
@@ -28,15 +35,27 @@ type Pod struct {
 }
 
 func main() {
+	useSim := flag.Bool("sim", false, "run against a simulated cluster served in the process instead of the kubeconfig's")
+	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	cfg, err := watch.DefaultConfig(watch.KubeconfigOptions{})
+	var err error
+	if *useSim {
+		err = runSim(ctx, simCluster, os.Stdout)
+	} else {
+		err = runKubeconfig(ctx, os.Stdout)
+	}
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := run(ctx, cfg, os.Stdout); err != nil {
-		log.Fatal(err)
+}
+
+func runKubeconfig(ctx context.Context, out io.Writer) error {
+	cfg, err := watch.DefaultConfig(watch.KubeconfigOptions{})
+	if err != nil {
+		return err
 	}
+	return run(ctx, cfg, out)
 }
 
 func run(ctx context.Context, cfg *watch.Config, out io.Writer) error {
@@ -65,8 +84,50 @@ func run(ctx context.Context, cfg *watch.Config, out io.Writer) error {
 		return err
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { runner.Run(ctx) })
+	var runErr error
+	wg.Go(func() { runErr = runner.Run(ctx) })
 	err = pods.Run(ctx)
 	wg.Wait()
-	return err
+	return errors.Join(err, runErr)
+}
+
+// simCluster is what -sim serves: a few pods that keep changing, so there is
+// something to reconcile.
+var simCluster = sim.ChurnOptions{Pods: 20, Namespaces: 2, Rate: 2}
+
+// runSim serves a simulated cluster on a loopback port, changed as churn
+// says, runs the controller against it until ctx ends, and
+// returns once the server and the churn have stopped.
+func runSim(ctx context.Context, churn sim.ChurnOptions, out io.Writer) error {
+	srv, err := sim.New(sim.Options{})
+	if err != nil {
+		return err
+	}
+	gen, err := sim.NewChurn(srv, churn)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// Either failing stops the rest, as in an errgroup.
+	var wg sync.WaitGroup
+	var serveErr, churnErr error
+	wg.Go(func() {
+		if serveErr = srv.Serve(ctx, ln); serveErr != nil {
+			cancel()
+		}
+	})
+	wg.Go(func() {
+		if churnErr = gen.Run(ctx); churnErr != nil {
+			cancel()
+		}
+	})
+	err = run(ctx, &watch.Config{Host: "http://" + ln.Addr().String()}, out)
+	cancel()
+	wg.Wait()
+	return errors.Join(err, serveErr, churnErr)
 }
