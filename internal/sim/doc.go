@@ -138,9 +138,12 @@
 //
 // # Faults
 //
-// Faults are queued with InjectFault (or POST /sim/faults with the Fault as JSON;
-// DELETE clears them) and consumed by the next Count matching requests (Match:
-// list, watch, get, write; Resource):
+// Faults are queued with InjectFault (or POST /sim/faults with the Fault as JSON)
+// and consumed by the next Count matching requests (Match: list, watch, get,
+// write; Resource). ClearFaults (DELETE /sim/faults) drops the pending ones and
+// voids those taken but not applied yet (a watch short of its AfterEvents events),
+// and bodies being split are written whole from then on; a stall in progress goes
+// on until its client leaves. The faults:
 //
 //   - drop-watch: end a watch cleanly after AfterEvents events.
 //   - cut-watch: abort a watch in the middle of the frame after AfterEvents events,

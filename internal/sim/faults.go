@@ -59,6 +59,8 @@ type Fault struct {
 	RetryAfterSeconds int `json:"retryAfterSeconds,omitempty"`
 	// LoseHistory goes with ActionDropWatches.
 	LoseHistory bool `json:"loseHistory,omitempty"`
+
+	gen uint64 // the faultState generation a request took this copy in
 }
 
 func (f *Fault) validate() error {
@@ -104,12 +106,35 @@ type faultState struct {
 	// does not count.
 	fired    map[FaultType]int64
 	injected atomic.Uint64 // requests that took a fault (one use of its Count each)
+	// gen is bumped by ClearFaults (under mu): a taken fault from an older
+	// generation is dropped instead of applied. Read without mu by live.
+	gen atomic.Uint64
 }
 
-// fire counts one application of a fault or one action of type t.
+// apply counts f as fired and reports true, unless ClearFaults ran since a
+// request took it: then the fault is void and must not be applied.
+func (fs *faultState) apply(f *Fault) bool {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if f.gen != fs.gen.Load() {
+		return false
+	}
+	fs.countLocked(f.Type)
+	return true
+}
+
+// live reports whether f, taken by a request, has not been cleared since.
+func (fs *faultState) live(f *Fault) bool { return f.gen == fs.gen.Load() }
+
+// fire counts one action of type t.
 func (fs *faultState) fire(t FaultType) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
+	fs.countLocked(t)
+}
+
+// countLocked counts one firing of t; fs.mu is held.
+func (fs *faultState) countLocked(t FaultType) {
 	if fs.fired == nil {
 		fs.fired = map[FaultType]int64{}
 	}
@@ -141,7 +166,7 @@ func (fs *faultState) newRand() *rand.Rand {
 }
 
 // take consumes one use of the first pending fault of one of types matching the
-// request. The caller counts it with fire when, and only if, it applies it.
+// request. The caller applies it only if apply agrees, which counts it.
 func (fs *faultState) take(r *resource, v verb, types ...FaultType) *Fault {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
@@ -150,6 +175,7 @@ func (fs *faultState) take(r *resource, v verb, types ...FaultType) *Fault {
 			continue
 		}
 		c := *f
+		c.gen = fs.gen.Load()
 		if f.Count > 0 {
 			f.Count--
 			if f.Count == 0 {
@@ -233,11 +259,16 @@ func (s *Server) Faults() []Fault {
 	return out
 }
 
-// ClearFaults drops every pending fault.
+// ClearFaults drops every pending fault, and every fault a request has taken
+// but not applied yet (a watch before its AfterEvents events, a body before its
+// first byte): those never fire. Bodies being written in pieces are written
+// whole from now on. A stall already in progress goes on until its client
+// leaves, as a dead server's connection would.
 func (s *Server) ClearFaults() {
 	s.faults.mu.Lock()
 	defer s.faults.mu.Unlock()
 	s.faults.pending = nil
+	s.faults.gen.Add(1)
 }
 
 // Compact makes every resourceVersion older than the current one too old: watches
@@ -290,7 +321,9 @@ func (s *Server) applyRequestFaults(w http.ResponseWriter, r *http.Request, res 
 	if f == nil {
 		return false
 	}
-	s.faults.fire(f.Type)
+	if !s.faults.apply(f) {
+		return false // cleared since it was taken
+	}
 	if f.Type == FaultError {
 		writeStatus(w, errInjected(f.Code, f.RetryAfterSeconds))
 		return true

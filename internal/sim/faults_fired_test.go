@@ -1,9 +1,17 @@
 package sim_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
+	"net"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -112,4 +120,75 @@ func TestFiredCountsActions(t *testing.T) {
 	require.Zero(t, h.Server.Stats().FaultsInjected, "actions take no request")
 	h.Server.ResetStats()
 	requireFired(t, h, map[sim.FaultType]int64{}, "after ResetStats")
+}
+
+func TestClearFaultsVoidsTakenFaults(t *testing.T) {
+	h := simtest.Start(t, sim.Options{})
+	seedPods(t, h, "demo", 2)
+	for _, f := range []sim.Fault{
+		{Type: sim.FaultDropWatch, AfterEvents: 4},
+		{Type: sim.FaultCutWatch, AfterEvents: 4},
+		{Type: sim.FaultStall, Match: "watch", AfterEvents: 4},
+	} {
+		t.Run(string(f.Type), func(t *testing.T) {
+			require.NoError(t, h.Server.InjectFault(f))
+			w := startWatch(t, h, "/api/v1/namespaces/demo/pods?watch=1&resourceVersion="+rvq(h))
+			putPod(t, h, sim.Pod{Namespace: "demo", Name: "a-" + string(f.Type)})
+			w.next(t)
+			require.Empty(t, h.Server.Faults(), "the watch took the fault")
+			h.Server.ClearFaults()
+			for i := range 6 { // past AfterEvents: the voided fault does nothing
+				putPod(t, h, sim.Pod{Namespace: "demo", Name: "b-" + string(f.Type), Restarts: int32(i)})
+				require.Equal(t, "b-"+string(f.Type), w.next(t).name(), "event %d after ClearFaults", i)
+			}
+			requireFired(t, h, map[sim.FaultType]int64{}, "a fault cleared before its moment")
+		})
+	}
+}
+
+// readChunk reads one chunk of a chunked HTTP/1.1 body.
+func readChunk(t *testing.T, br *bufio.Reader) []byte {
+	t.Helper()
+	line, err := br.ReadString('\n')
+	require.NoError(t, err)
+	n, err := strconv.ParseInt(strings.TrimSpace(line), 16, 64)
+	require.NoError(t, err)
+	buf := make([]byte, n+2)
+	_, err = io.ReadFull(br, buf)
+	require.NoError(t, err)
+	return buf[:n]
+}
+
+func TestClearFaultsEndsSplitWrites(t *testing.T) {
+	h := simtest.Start(t, sim.Options{})
+	seedPods(t, h, "demo", 1)
+	require.NoError(t, h.Server.InjectFault(sim.Fault{Type: sim.FaultSplitWrites, Match: "watch"}))
+	conn, err := net.DialTimeout("tcp", strings.TrimPrefix(h.URL, "http://"), wait)
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.SetDeadline(time.Now().Add(wait)))
+	_, err = fmt.Fprintf(conn, "GET /api/v1/namespaces/demo/pods?watch=1&resourceVersion=%s HTTP/1.1\r\nHost: x\r\n\r\n", rvq(h))
+	require.NoError(t, err)
+	br := bufio.NewReader(conn)
+	for { // the headers
+		line, err := br.ReadString('\n')
+		require.NoError(t, err)
+		if line == "\r\n" {
+			break
+		}
+	}
+	putPod(t, h, sim.Pod{Namespace: "demo", Name: "split"})
+	var ev bytes.Buffer
+	for !bytes.HasSuffix(ev.Bytes(), []byte("\n")) || !json.Valid(ev.Bytes()) {
+		c := readChunk(t, br)
+		require.LessOrEqual(t, len(c), 64, "split while the fault is live")
+		ev.Write(c)
+	}
+	requireFired(t, h, map[sim.FaultType]int64{sim.FaultSplitWrites: 1}, "split")
+	h.Server.ClearFaults()
+	putPod(t, h, sim.Pod{Namespace: "demo", Name: "whole"})
+	c := readChunk(t, br)
+	require.Greater(t, len(c), 64, "after ClearFaults the next event is written whole")
+	require.True(t, json.Valid(c), "one whole event: %.80q", c)
+	requireFired(t, h, map[sim.FaultType]int64{sim.FaultSplitWrites: 1}, "still one")
 }

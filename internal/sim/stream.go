@@ -58,17 +58,22 @@ func (ws *watchStream) start() bool {
 	h.Set("Cache-Control", "no-cache, private")
 	ws.w.WriteHeader(http.StatusOK)
 	ws.out.flush()
-	if ws.fault != nil && ws.fault.AfterEvents == 0 && ws.fault.Type != FaultCutWatch {
+	if ws.endDue() {
 		return ws.fire()
 	}
 	return true
 }
 
+// endDue reports whether a drop or stall fault is due: AfterEvents events sent.
+func (ws *watchStream) endDue() bool {
+	return ws.fault != nil && ws.fault.Type != FaultCutWatch && ws.sent >= ws.fault.AfterEvents
+}
+
 // send writes one event; false means the stream is over. Events are
 // buffered: the caller flushes once it has no further event at hand.
 func (ws *watchStream) send(typ evType, o *object) bool {
-	if ws.fault != nil && ws.fault.Type != FaultCutWatch && ws.sent >= ws.fault.AfterEvents {
-		return ws.fire()
+	if ws.endDue() && !ws.fire() {
+		return false
 	}
 	b := append(ws.frame[:0], framePrefix[typ]...)
 	switch ws.q.mode {
@@ -89,25 +94,32 @@ func (ws *watchStream) send(typ evType, o *object) bool {
 // emit writes a complete frame, applying a cut fault that is due.
 func (ws *watchStream) emit(b []byte) bool {
 	if ws.fault != nil && ws.fault.Type == FaultCutWatch && ws.sent >= ws.fault.AfterEvents {
-		ws.s.faults.fire(FaultCutWatch)
-		ws.out.writeAll(b[:len(b)/2])
-		ws.out.flush()
-		panic(http.ErrAbortHandler) // abort: no final zero chunk (RST_STREAM on HTTP/2)
+		if !ws.s.faults.apply(ws.fault) {
+			ws.fault = nil // cleared since the watch took it
+		} else {
+			ws.out.writeAll(b[:len(b)/2])
+			ws.out.flush()
+			panic(http.ErrAbortHandler) // abort: no final zero chunk (RST_STREAM on HTTP/2)
+		}
 	}
 	if !ws.out.writeAll(b) {
 		return false
 	}
 	ws.sent++
-	if ws.fault != nil && ws.sent >= ws.fault.AfterEvents && ws.fault.Type != FaultCutWatch {
+	if ws.endDue() {
 		return ws.fire()
 	}
 	return true
 }
 
-// fire applies a due drop or stall fault (a due cut happens in emit): the stream is
-// over either way.
+// fire applies a due drop or stall fault (a due cut happens in emit) and returns
+// false: the stream is over. If ClearFaults has voided the fault since the watch
+// took it, the stream goes on without it and fire returns true.
 func (ws *watchStream) fire() bool {
-	ws.s.faults.fire(ws.fault.Type)
+	if !ws.s.faults.apply(ws.fault) {
+		ws.fault = nil
+		return true
+	}
 	ws.out.flush() // the events before the fault reach the client
 	if ws.fault.Type == FaultStall {
 		ws.s.stall(ws.r)
@@ -117,8 +129,8 @@ func (ws *watchStream) fire() bool {
 
 // bookmark sends a BOOKMARK at rv; initEnd adds the initial-events-end annotation.
 func (ws *watchStream) bookmark(rv uint64, initEnd bool) bool {
-	if ws.fault != nil && ws.fault.Type != FaultCutWatch && ws.sent >= ws.fault.AfterEvents {
-		return ws.fire()
+	if ws.endDue() && !ws.fire() {
+		return false
 	}
 	b := append(ws.frame[:0], framePrefix[evTypeBookmark]...)
 	if ws.q.mode == modeMeta {
@@ -158,7 +170,9 @@ type faultWriter struct {
 	w       http.ResponseWriter
 	flusher http.Flusher
 	split   *rand.Rand    // nil = write whole
-	onSplit func()        // called before the first split write: the fault fired
+	fault   *Fault        // the split-writes fault, while split
+	faults  *faultState   // where fault is counted and cleared
+	fired   bool          // fault has been counted
 	buf     *bufio.Writer // gathers whole frames between flushes; nil with split
 	failed  bool          // a write failed: the client is gone
 }
@@ -175,9 +189,11 @@ func (fw *faultWriter) Write(p []byte) (int, error) {
 		}
 		return n, err
 	}
-	if fw.onSplit != nil && len(p) > 0 {
-		fw.onSplit()
-		fw.onSplit = nil
+	if len(p) > 0 && !fw.splitLive() {
+		// Cleared: from now on the body is written whole.
+		fw.split, fw.fault = nil, nil
+		fw.buf = bufio.NewWriterSize(fw.w, watchWriteBuffer)
+		return fw.Write(p)
 	}
 	for off := 0; off < len(p); {
 		n := 1 + fw.split.IntN(64)
@@ -192,6 +208,16 @@ func (fw *faultWriter) Write(p []byte) (int, error) {
 		off += n
 	}
 	return len(p), nil
+}
+
+// splitLive counts the split-writes fault at the first byte it splits, and
+// reports whether it still applies (ClearFaults has not voided it).
+func (fw *faultWriter) splitLive() bool {
+	if !fw.fired {
+		fw.fired = fw.faults.apply(fw.fault)
+		return fw.fired
+	}
+	return fw.faults.live(fw.fault)
 }
 
 func (fw *faultWriter) writeAll(b []byte) bool {
@@ -218,8 +244,7 @@ func (s *Server) responseWriter(w http.ResponseWriter, r *http.Request, res *res
 	fw := &faultWriter{w: w}
 	fw.flusher, _ = w.(http.Flusher)
 	if f := s.faults.take(res, v, FaultSplitWrites); f != nil {
-		fw.split = s.faults.newRand()
-		fw.onSplit = func() { s.faults.fire(FaultSplitWrites) }
+		fw.split, fw.fault, fw.faults = s.faults.newRand(), f, &s.faults
 	} else {
 		fw.buf = bufio.NewWriterSize(w, watchWriteBuffer)
 	}
