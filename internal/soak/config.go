@@ -17,8 +17,11 @@ type Config struct {
 	// ConvergeBound is how long informers get to converge after a cycle
 	// before the objects still wrong count as lost; 60 s.
 	ConvergeBound time.Duration
-	Workers       int    // workqueue workers; 4
-	Seed          uint64 // 1
+	// FireBound is how long a cycle keeps churning past Cycle for its fault
+	// to fire before the cycle counts it as not fired; 10 s.
+	FireBound time.Duration
+	Workers   int    // workqueue workers; 4
+	Seed      uint64 // 1
 	// Out receives progress lines and the summary; nil discards them.
 	Out io.Writer
 	// Logger receives the informers' logs; nil discards them.
@@ -43,6 +46,9 @@ func (c *Config) defaults() {
 	}
 	if c.ConvergeBound <= 0 {
 		c.ConvergeBound = time.Minute
+	}
+	if c.FireBound <= 0 {
+		c.FireBound = 10 * time.Second
 	}
 	if c.Seed == 0 {
 		c.Seed = 1

@@ -5,12 +5,25 @@
 // compaction, server restarts that lose every watch and the history), and
 // several informers with handlers feeding a workqueue.
 //
-// The soak runs in cycles: churn with one fault for a while, then quiet,
-// and measures how long every informer takes to converge to the server's
-// exact state (its store, and the state rebuilt from its handler calls).
-// It fails when an object is lost (a store or a replay that never
-// converges), when a handler call contradicts the calls before it, when
-// the heap grows over the run, or when goroutines outlive shutdown.
+// The soak runs in cycles, dealing the faults in rounds of random order:
+// churn with one fault (a request fault is followed by dropping every
+// watch, so that the informers' next requests meet it) until it has fired
+// (Config.FireBound at most), then clear the faults and measure how long
+// every informer takes, from the moment the server is healthy again (no
+// fault pending or armed, any refusal of connections over), to converge to
+// the server's exact state (its store, and the state rebuilt from its
+// handler calls). Faults count when they fired: the simulator's and the
+// proxy's fired counters, per kind, not the injections. A stall or a dead
+// connection is over for the server at once but not for the informer,
+// which must notice the silence (its IdleTimeout, 2 s here): their
+// convergence includes that wait.
+//
+// It fails when a fault scheduled in some cycle fired in none, when an
+// object is lost (a store or a replay that never converges), when a
+// handler call contradicts the calls before it, when the heap grows over
+// the run, or when goroutines outlive shutdown. It asserts nothing about
+// how fast convergence is; the summary gives p50, p99 and max overall and
+// per fault.
 //
 // `make soak DURATION=10m` runs it; TestSoakShort runs a short one in CI.
 package soak

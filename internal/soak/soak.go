@@ -50,6 +50,7 @@ type run struct {
 	engines []*engine
 	runner  *queue.Runner[string]
 	rng     *rand.Rand
+	deck    []int // indexes into faults still to deal this round
 	writes  atomic.Int64
 	sum     Summary
 }
@@ -157,65 +158,6 @@ func (r *run) start(ctx context.Context, wg *sync.WaitGroup) {
 	go func() { defer wg.Done(); _ = r.runner.Run(ctx) }()
 }
 
-// cycles alternates churn-with-a-fault and quiet convergence until the
-// duration is spent.
-func (r *run) cycles(ctx context.Context) error {
-	for _, e := range r.engines {
-		wctx, cancel := context.WithTimeout(ctx, r.cfg.ConvergeBound)
-		ok := e.inf.WaitForSync(wctx)
-		cancel()
-		if !ok {
-			return fmt.Errorf("informer %s did not sync within %v", e.name, r.cfg.ConvergeBound)
-		}
-	}
-	end := time.Now().Add(r.cfg.Duration)
-	for time.Now().Before(end) && ctx.Err() == nil {
-		f := faults[r.rng.IntN(len(faults))]
-		if err := r.churn(ctx, f); err != nil {
-			return err
-		}
-		r.srv.ClearFaults()
-		took, lost := r.converge(ctx)
-		r.sum.Convergence = append(r.sum.Convergence, took)
-		r.sum.Lost += lost
-		if lost > 0 {
-			fmt.Fprintf(r.cfg.Out, "cycle %d (%s): %d objects did not converge within %v\n", r.sum.Cycles, f.name, lost, r.cfg.ConvergeBound)
-		}
-		r.sum.Cycles++
-		r.sampleHeap()
-	}
-	return ctx.Err()
-}
-
-// churn writes at the configured rate for one cycle and injects f halfway.
-func (r *run) churn(ctx context.Context, f fault) error {
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	perTick := max(r.cfg.Rate/100, 1)
-	end := time.Now().Add(r.cfg.Cycle)
-	injected := false
-	for time.Now().Before(end) {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
-		if !injected && time.Until(end) < r.cfg.Cycle/2 {
-			if err := f.do(r.srv, r.proxy, r.rng); err != nil {
-				return fmt.Errorf("fault %s: %w", f.name, err)
-			}
-			r.sum.Faults[f.name]++
-			injected = true
-		}
-		for i := 0; i < perTick; i++ {
-			if err := r.write(); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 func (r *run) write() error {
 	ns := fmt.Sprintf("ns-%03d", r.rng.IntN(r.cfg.Namespaces))
 	name := fmt.Sprintf("pod-%d", r.rng.IntN(r.cfg.Pods))
@@ -235,27 +177,6 @@ func (r *run) write() error {
 func isNotFound(err error) bool {
 	var se *sim.StatusError
 	return errors.As(err, &se) && se.Status.Code == 404
-}
-
-// converge waits until every informer's store and handler replay equal the
-// server's state for its selection; it returns how long that took and how
-// many objects were still wrong at the bound.
-func (r *run) converge(ctx context.Context) (time.Duration, int) {
-	start := time.Now()
-	want := r.expected()
-	for {
-		wrong := 0
-		for i, e := range r.engines {
-			wrong += diff(storeState(e.inf), want[i]) + diff(e.mirror.snapshot(), want[i])
-		}
-		if wrong == 0 {
-			return time.Since(start), 0
-		}
-		if time.Since(start) > r.cfg.ConvergeBound || ctx.Err() != nil {
-			return time.Since(start), wrong
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // expected is each engine's share of the server's pods: key -> RV.
@@ -328,4 +249,5 @@ func (r *run) finish() {
 		e.mirror.mu.Unlock()
 	}
 	r.sum.Reconciles = r.sum.reconciles.Load()
+	r.sum.Fired = kindCounts(r.fired())
 }

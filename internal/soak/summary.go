@@ -2,8 +2,8 @@ package soak
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -21,15 +21,57 @@ type Summary struct {
 	Deletes          int // deletes delivered to handlers
 	Tombstones       int // of which inferred from a relist
 	Reconciles       int64
-	Faults           map[string]int
-	Convergence      []time.Duration // per cycle: quiet to every informer exact
-	Lost             int             // objects still wrong at the convergence bound
-	Violations       []string        // contradictory handler calls
-	HeapSamples      []uint64        // live heap after GC, per cycle
+	Faults           map[string]int   // cycles each fault was scheduled in, by fault name
+	Fired            map[string]int64 // what fired over the run, by kind (see CycleResult.Fired)
+	Results          []CycleResult    // per cycle
+	Convergence      []time.Duration  // per cycle: healthy again to every informer exact
+	Lost             int              // objects still wrong at the convergence bound
+	Violations       []string         // contradictory handler calls
+	HeapSamples      []uint64         // live heap after GC, per cycle
 	GoroutinesBefore int
 	GoroutinesAfter  int
 
 	reconciles *atomic.Int64
+}
+
+func round(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+
+// joinCounts writes a map as "k=v k=v" in key order.
+func joinCounts[N int | int64](m map[string]N) string {
+	var fs []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		fs = append(fs, fmt.Sprintf("%s=%d", k, m[k]))
+	}
+	return strings.Join(fs, " ")
+}
+
+// perFault is one line per fault: cycles in which it fired, and its
+// convergence times.
+func (s Summary) perFault() string {
+	type agg struct {
+		cycles, fired int
+		conv          []time.Duration
+	}
+	by := map[string]*agg{}
+	for _, r := range s.Results {
+		a := by[r.Fault]
+		if a == nil {
+			a = &agg{}
+			by[r.Fault] = a
+		}
+		a.cycles++
+		if r.FiredAll {
+			a.fired++
+		}
+		a.conv = append(a.conv, r.Convergence)
+	}
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(by)) {
+		a := by[name]
+		fmt.Fprintf(&b, "    %-16s fired in %d/%d cycles; convergence p50 %v, max %v\n",
+			name, a.fired, a.cycles, round(percentile(a.conv, 0.5)), round(percentile(a.conv, 1)))
+	}
+	return b.String()
 }
 
 func percentile(ds []time.Duration, p float64) time.Duration {
@@ -55,8 +97,26 @@ func (s Summary) heapGrowth() (first, last uint64) {
 // maxHeapGrowth is how much the live heap may grow after warm-up.
 const maxHeapGrowth = 32 << 20
 
+// unfired names the faults scheduled in some cycle that fired in none.
+func (s Summary) unfired() []string {
+	fired := map[string]bool{}
+	for _, r := range s.Results {
+		fired[r.Fault] = fired[r.Fault] || r.FiredAll
+	}
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(s.Faults)) {
+		if !fired[name] {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 func (s Summary) verdict() error {
 	var problems []string
+	if u := s.unfired(); len(u) > 0 {
+		problems = append(problems, fmt.Sprintf("faults scheduled but never fired: %s", strings.Join(u, ", ")))
+	}
 	if s.Lost > 0 {
 		problems = append(problems, fmt.Sprintf("%d objects lost", s.Lost))
 	}
@@ -81,19 +141,11 @@ func (s Summary) String() string {
 	fmt.Fprintf(&b, "  server writes %d; events applied %d; watches opened %d; relists %d; idle timeouts %d\n",
 		s.Writes, s.Events, s.Watches, s.Relists, s.IdleTimeouts)
 	fmt.Fprintf(&b, "  deletes delivered %d (tombstones %d); reconciles %d\n", s.Deletes, s.Tombstones, s.Reconciles)
-	names := make([]string, 0, len(s.Faults))
-	for k := range s.Faults {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	var fs []string
-	for _, k := range names {
-		fs = append(fs, fmt.Sprintf("%s=%d", k, s.Faults[k]))
-	}
-	fmt.Fprintf(&b, "  faults: %s\n", strings.Join(fs, " "))
-	fmt.Fprintf(&b, "  convergence after each fault: p50 %v, p99 %v, max %v\n",
-		percentile(s.Convergence, 0.5).Round(time.Millisecond), percentile(s.Convergence, 0.99).Round(time.Millisecond),
-		percentile(s.Convergence, 1).Round(time.Millisecond))
+	fmt.Fprintf(&b, "  faults scheduled: %s\n", joinCounts(s.Faults))
+	fmt.Fprintf(&b, "  fired, by kind: %s\n", joinCounts(s.Fired))
+	fmt.Fprintf(&b, "  convergence after each fault (healthy again to every cache exact): p50 %v, p99 %v, max %v\n",
+		round(percentile(s.Convergence, 0.5)), round(percentile(s.Convergence, 0.99)), round(percentile(s.Convergence, 1)))
+	b.WriteString(s.perFault())
 	fmt.Fprintf(&b, "  objects lost: %d; contradictory handler calls: %d\n", s.Lost, len(s.Violations))
 	first, last := s.heapGrowth()
 	fmt.Fprintf(&b, "  live heap after warm-up: low %.1f MB, end %.1f MB\n", float64(first)/(1<<20), float64(last)/(1<<20))
