@@ -112,7 +112,7 @@ func TestProxyCutAndHeal(t *testing.T) {
 	go func() { served <- p.Serve(ctx) }()
 
 	c := dialEcho(t, p.Addr)
-	p.Cut()
+	require.Equal(t, 1, p.Cut(), "one client connection severed")
 	_, err = io.ReadAll(c) // the cut closes the connection
 	require.NoError(t, err)
 	c2, err := net.Dial("tcp", p.Addr)

@@ -18,7 +18,7 @@ type Proxy struct {
 	ln     net.Listener
 
 	mu    sync.Mutex
-	conns map[net.Conn]struct{} // every open connection, both sides
+	conns map[net.Conn]bool // every open connection, both sides; true for a client's side
 	cut   bool                  // while true, new connections are closed at once
 }
 
@@ -28,7 +28,7 @@ func NewProxy(target string) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Proxy{Addr: ln.Addr().String(), target: target, ln: ln, conns: map[net.Conn]struct{}{}}, nil
+	return &Proxy{Addr: ln.Addr().String(), target: target, ln: ln, conns: map[net.Conn]bool{}}, nil
 }
 
 // Serve accepts and forwards connections until ctx ends, then closes every
@@ -51,13 +51,13 @@ func (p *Proxy) Serve(ctx context.Context) error {
 }
 
 func (p *Proxy) forward(client net.Conn) {
-	if !p.track(client) {
+	if !p.track(client, true) {
 		client.Close()
 		return
 	}
 	defer p.untrackClose(client)
 	server, err := net.Dial("tcp", p.target)
-	if err != nil || !p.track(server) {
+	if err != nil || !p.track(server, false) {
 		if server != nil {
 			server.Close()
 		}
@@ -71,14 +71,14 @@ func (p *Proxy) forward(client net.Conn) {
 	wg.Wait()
 }
 
-// track records c unless the proxy is cut.
-func (p *Proxy) track(c net.Conn) bool {
+// track records c, a client's side or a server's, unless the proxy is cut.
+func (p *Proxy) track(c net.Conn, client bool) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cut {
 		return false
 	}
-	p.conns[c] = struct{}{}
+	p.conns[c] = client
 	return true
 }
 
@@ -89,14 +89,22 @@ func (p *Proxy) untrackClose(c net.Conn) {
 	c.Close()
 }
 
-// Cut closes every open connection and refuses new ones until Heal.
-func (p *Proxy) Cut() {
+// Cut closes every open connection and refuses new ones until Heal. It
+// returns how many client connections were open (both sides of each are
+// closed), so a caller can tell a cut that severed something
+// from one that found nothing to sever.
+func (p *Proxy) Cut() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.cut = true
-	for c := range p.conns {
+	n := 0
+	for c, client := range p.conns {
 		c.Close()
+		if client {
+			n++
+		}
 	}
+	return n
 }
 
 // Heal lets new connections through again.

@@ -70,7 +70,9 @@ func testInformerRecovery(t T, e *Env) {
 	require.NoError(t, err)
 	requireConverges(t, e, map[string]func() map[string]string{"informer": storeView(inf)})
 
-	proxy.Cut()
+	// The fault must fire: the informer's watch runs through the proxy, so
+	// the cut severs at least that connection.
+	require.Positive(t, proxy.Cut(), "the cut found no open connection to sever")
 	lastRV := inf.Health().ResourceVersion
 	require.NotEmpty(t, lastRV)
 	before := inf.Stats()
