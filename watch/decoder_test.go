@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
 func TestDecoderStreamingListCapture(t *testing.T) {
@@ -167,12 +168,25 @@ func TestDecoderEscapedType(t *testing.T) {
 	assert.Equal(t, Added, evs[0].Type)
 }
 
+// TestDecoderInvalidUTF8: a pod with invalid UTF-8 in a field, a label key
+// and value and an annotation (with escapes) decodes as Kubernetes' own JSON
+// decoder decodes it: each invalid byte becomes U+FFFD. The stream goes on.
 func TestDecoderInvalidUTF8(t *testing.T) {
-	in := "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"bad\xff\xfe\xc3\",\"labels\":{\"\xe2\x82\":\"\x80\"}}}}"
+	obj := "{\"metadata\":{\"name\":\"bad\xff\xfe\xc3\",\"labels\":{\"\xe2\x82\":\"\x80\",\"ok\":\"v\xedx\"}," +
+		"\"annotations\":{\"note\":\"\\\"q\\\" \xf4\x90\x80\x80 \\ud800\"}},\"spec\":{\"containers\":[{\"name\":\"c\\u00e9\xc0\x80\",\"image\":\"i\"}]}}"
+	in := `{"type":"ADDED","object":` + obj + `}` + podEvent(Modified, 1, 3)
 	evs, err := decodeAll[*testPod](strings.NewReader(in), DecoderOptions{})
-	require.ErrorIs(t, err, io.EOF, "invalid UTF-8 inside strings is kept, not fatal")
-	require.Len(t, evs, 1)
-	assert.Equal(t, "bad\xff\xfe\xc3", evs[0].Object.Name)
+	require.ErrorIs(t, err, io.EOF, "invalid UTF-8 inside strings is replaced, not fatal")
+	require.Len(t, evs, 2)
+	got := evs[0].Object
+	assert.Equal(t, "bad\uFFFD\uFFFD\uFFFD", got.Name)
+	assert.Equal(t, map[string]string{"\uFFFD\uFFFD": "\uFFFD", "ok": "v\uFFFDx"}, got.Labels)
+	assert.Equal(t, map[string]string{"note": "\"q\" \uFFFD\uFFFD\uFFFD\uFFFD \uFFFD"}, got.Annotations)
+	assert.Equal(t, "c\u00e9\uFFFD\uFFFD", got.Spec.Containers[0].Name)
+
+	var want testPod
+	require.NoError(t, utiljson.Unmarshal([]byte(obj), &want))
+	assert.Equal(t, &want, got, "the same as Kubernetes' decoder")
 }
 
 // TestDecoderObjectsOwnTheirMemory checks that a decoded object does not

@@ -44,6 +44,13 @@
 //     ends the stream with a *DecodeError naming the offset and the problem;
 //     it never panics, and no object is ever skipped silently. Close is safe
 //     while Next runs. DecodeList streams a list's items one by one.
+//   - JSON strings decoded as Kubernetes' own decoder (sigs.k8s.io/json)
+//     decodes them: each byte of invalid UTF-8 becomes U+FFFD, in field
+//     values, map keys and values (labels, annotations) alike, and the
+//     object is kept; raw JSON such as managedFields' FieldsV1 is kept as
+//     sent. Protobuf strings are kept as sent, as generated Unmarshal
+//     keeps them. Field names are matched case-sensitively and as written,
+//     without unescaping (see json.go).
 //   - Protobuf for object types with a generated Unmarshal (every k8s.io/api
 //     type; see ProtobufObject and Config.ContentType), decoded by the
 //     package itself around the object's own Unmarshal, lists item by item,

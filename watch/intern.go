@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	jsoniter "github.com/json-iterator/go"
@@ -56,17 +57,27 @@ var interned = &internTable{seed: maphash.MakeSeed()}
 
 // intern returns a string equal to b, shared with earlier calls when the
 // table still holds one.
-func (t *internTable) intern(b []byte) string { return t.lookup(b, "") }
+func (t *internTable) intern(b []byte) string { return t.lookup(b, "", false) }
 
 // internString is intern for a string that is already a string of its
 // own: on a miss the table keeps s itself rather than a copy.
 func (t *internTable) internString(s string) string {
-	return t.lookup(unsafe.Slice(unsafe.StringData(s), len(s)), s)
+	return t.lookup(unsafe.Slice(unsafe.StringData(s), len(s)), s, false)
 }
+
+// internJSON is intern for the body of a JSON string without escapes: its
+// invalid UTF-8 is replaced as Kubernetes' JSON decoder replaces it (see
+// jsonstring.go), so the result may differ from b.
+func (t *internTable) internJSON(b []byte) string { return t.lookup(b, "", true) }
 
 // lookup returns the table's string equal to b, or on a miss stores and
 // returns own (when not empty, a string equal to b) or a copy of b.
-func (t *internTable) lookup(b []byte, own string) string {
+//
+// The table holds valid UTF-8 only: a miss on invalid bytes stores
+// nothing and returns them as they are, or, with replace, with each
+// invalid byte replaced by U+FFFD. A hit therefore proves b valid, and
+// only misses pay for the check.
+func (t *internTable) lookup(b []byte, own string, replace bool) string {
 	var slot *internSlot
 	switch {
 	case len(b) == 0:
@@ -76,10 +87,7 @@ func (t *internTable) lookup(b []byte, own string) string {
 	case len(b) <= maxLong:
 		slot = &t.long[maphash.Bytes(t.seed, b)&(longSlots-1)]
 	default:
-		if own != "" {
-			return own
-		}
-		return string(b)
+		return ownOrCopy(b, own, replace)
 	}
 	seq := slot.seq.Load()
 	if seq&1 == 0 {
@@ -89,6 +97,9 @@ func (t *internTable) lookup(b []byte, own string) string {
 				return s
 			}
 		}
+	}
+	if !utf8.Valid(b) {
+		return ownOrCopy(b, own, replace)
 	}
 	s := own
 	if s == "" {
@@ -100,6 +111,17 @@ func (t *internTable) lookup(b []byte, own string) string {
 		slot.seq.Store(seq + 2)
 	}
 	return s
+}
+
+// ownOrCopy is lookup's answer for a string the table does not keep.
+func ownOrCopy(b []byte, own string, replace bool) string {
+	switch {
+	case replace && !utf8.Valid(b):
+		return replaceInvalidUTF8(b)
+	case own != "":
+		return own
+	}
+	return string(b)
 }
 
 // iterLayout locates jsoniter.Iterator's unexported buffer and read
@@ -140,11 +162,13 @@ func (stringDecoder) Decode(ptr unsafe.Pointer, iter *jsoniter.Iterator) {
 		return
 	}
 	if b, ok := plainStringBytes(iter); ok {
-		*(*string)(ptr) = interned.intern(b)
+		*(*string)(ptr) = interned.internJSON(b)
 		return
 	}
-	s := iter.ReadString()
-	*(*string)(ptr) = interned.intern(unsafe.Slice(unsafe.StringData(s), len(s)))
+	s := readEscapedString(iter)
+	if iter.Error == nil {
+		*(*string)(ptr) = interned.internString(s)
+	}
 }
 
 // plainStringBytes consumes a string that has no escapes and lies whole in
@@ -282,6 +306,8 @@ func (*internExtension) CreateDecoder(t reflect2.Type) jsoniter.ValDecoder {
 		return quantityDecoder{}
 	case t.Kind() == reflect.String:
 		return stringDecoder{}
+	case t.Kind() == reflect.Interface && t.Type1().NumMethod() == 0:
+		return anyDecoder{}
 	case t.Kind() == reflect.Slice && t.Type1().Elem().Kind() != reflect.Uint8:
 		return newExactSliceDecoder(t) // []byte stays base64, as encoding/json has it
 	}

@@ -331,3 +331,27 @@ func TestProtobufObjectsAreInternedUnlessAskedNot(t *testing.T) {
 		require.Equal(t, !noIntern, unsafe.StringData(a) == unsafe.StringData(b), "noIntern=%v", noIntern)
 	}
 }
+
+// TestProtobufKeepsInvalidUTF8: generated Unmarshal code keeps a string's
+// bytes as sent, and so does kwatch's protobuf path, interning included;
+// only JSON strings get U+FFFD (jsonstring.go).
+func TestProtobufKeepsInvalidUTF8(t *testing.T) {
+	body := protoBody("PodList", listMsg("9", "", -1, podMsg("team-\xff", "x\xfe", "1", "note", "a\xc3"), podMsg("team-\xff", "y", "2")))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", ContentTypeProtobuf)
+		w.Write(body)
+	}))
+	defer srv.Close()
+	for _, noIntern := range []bool{false, true} {
+		c, err := NewClient(&Config{Host: srv.URL, NoProtobufIntern: noIntern})
+		require.NoError(t, err)
+		page, err := List[*protoPod](context.Background(), c, Pods, "", ListOptions{})
+		require.NoError(t, err)
+		require.Len(t, page.Items, 2)
+		got := page.Items[0]
+		require.Equal(t, "team-\xff", got.Namespace, "noIntern=%v", noIntern)
+		require.Equal(t, "x\xfe", got.Name, "noIntern=%v", noIntern)
+		require.Equal(t, map[string]string{"note": "a\xc3"}, got.Annotations, "noIntern=%v", noIntern)
+		require.Equal(t, "team-\xff", page.Items[1].Namespace)
+	}
+}
