@@ -152,14 +152,16 @@ func (d *listDecoder) key() (string, error) {
 	return key, d.expect(':', "after a field name")
 }
 
-// unquote decodes a framed JSON string.
+// unquote decodes a framed JSON string as every JSON string is decoded
+// (jsonstring.go): a Status field's name, copied by keepStatusField, must
+// stay valid UTF-8 for strconv.Quote to write it as JSON.
 func (d *listDecoder) unquote(v []byte, off int64) (string, error) {
 	if bytes.IndexByte(v, '\\') < 0 {
-		return string(v[1 : len(v)-1]), nil
+		return validString(string(v[1 : len(v)-1])), nil
 	}
 	d.iter.ResetBytes(v)
 	d.iter.Error = nil
-	s := d.iter.ReadString()
+	s := readEscapedString(d.iter)
 	if d.iter.Error != nil {
 		return "", &DecodeError{Offset: off, What: "list body", Err: d.iter.Error}
 	}

@@ -130,6 +130,15 @@ func TestDecodeListStatusBody(t *testing.T) {
 	assert.Equal(t, int32(410), se.Code)
 	assert.Equal(t, "Expired", se.Reason)
 	assert.NotEmpty(t, se.Continue, "the fresh continue token in the Status")
+
+	// A field name with invalid UTF-8 is decoded like any JSON string, so
+	// the Status copied from the body still reads.
+	body := "{\"kind\":\"Status\",\"x\xff\":1,\"code\":410,\"reason\":\"Expired\",\"message\":\"too old \xfe\"}"
+	_, _, err = collect[*testPod](strings.NewReader(body), 0)
+	se, ok = AsStatus(err)
+	require.True(t, ok, "got %v, want the Status as a *StatusError", err)
+	assert.Equal(t, "Expired", se.Reason)
+	assert.Equal(t, "too old \uFFFD", se.Message)
 }
 
 func TestDecodeListErrors(t *testing.T) {
