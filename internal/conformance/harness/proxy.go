@@ -19,7 +19,7 @@ type Proxy struct {
 
 	mu    sync.Mutex
 	conns map[net.Conn]bool // every open connection, both sides; true for a client's side
-	cut   bool                  // while true, new connections are closed at once
+	cut   bool              // while true, new connections are closed at once
 }
 
 // NewProxy listens on a free loopback port for target. It starts nothing.
