@@ -227,4 +227,20 @@ func TestHelp(t *testing.T) {
 		require.Contains(t, r.stdout, "Examples:", "%q", args)
 		require.Empty(t, r.stderr, "%q", args)
 	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"help"}, "Usage:\n  kwatch [get] RESOURCE [NAME] [flags]   list"},
+		{[]string{"help", "get"}, "List RESOURCE, then watch it"},
+		{[]string{"help", "sim"}, "Serve a simulated Kubernetes API server"},
+	} {
+		r := kwatch(t, testEnv(t), tc.args...)
+		require.Equal(t, 0, r.code, "%q", tc.args)
+		require.Contains(t, r.stdout, tc.want, "%q", tc.args)
+		require.Empty(t, r.stderr, "%q", tc.args)
+	}
+	r := kwatch(t, testEnv(t), "help", "pods")
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, `no help for "pods"`)
 }

@@ -65,7 +65,9 @@ func dispatch(ctx context.Context, e *env, args []string) error {
 		return nil
 	}
 	switch args[0] {
-	case "-h", "--help", "-help", "help":
+	case "help":
+		return help(ctx, e, args[1:])
+	case "-h", "--help", "-help":
 		fmt.Fprint(e.stdout, mainHelp)
 		return nil
 	case "--version", "-version", "version":
@@ -77,6 +79,21 @@ func dispatch(ctx context.Context, e *env, args []string) error {
 		return runGet(ctx, e, args[1:])
 	}
 	return runGet(ctx, e, args)
+}
+
+// help answers "kwatch help [COMMAND]": the main help, or the command's.
+func help(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(e.stdout, mainHelp)
+		return nil
+	}
+	switch args[0] {
+	case "get":
+		return runGet(ctx, e, []string{"--help"})
+	case "sim":
+		return runSim(ctx, e, []string{"--help"})
+	}
+	return usagef("no help for %q: try \"kwatch help get\" or \"kwatch help sim\"", args[0])
 }
 
 // oneLine keeps an error message on one line: server messages may hold
