@@ -13,8 +13,9 @@
 //     server, the credentials and the selectors, so a refusal (401, 403,
 //     404, a bad selector) or an unreachable server is one clear line and a
 //     non-zero exit rather than an informer retrying forever. Until the
-//     first sync, a non-retryable error seen by the informer also ends the
-//     command.
+//     first sync, a 401 or 403 seen by the informer also ends the command,
+//     and so does an initial list that makes no progress for
+//     --request-timeout; other errors are retried, as after the sync.
 //   - "--sim" runs against an in-process simulated cluster; "kwatch sim"
 //     serves one for other clients.
 //   - SIGINT and SIGTERM stop the informer, wait for it, flush the output
