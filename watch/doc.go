@@ -26,17 +26,20 @@
 //     built-in resources in protobuf: bodies are "k8s\x00" and a
 //     runtime.Unknown envelope around the object's message; a watch is a
 //     sequence of 4-byte big-endian length-prefixed WatchEvent messages.
-//     Custom resources are answered in JSON whatever the Accept header says
-//     second.
+//     Custom resources are answered in JSON whatever the Accept header
+//     says, so the client lists JSON second in it and decodes either.
 //
 // What this package gives:
 //   - Config from kubeconfig (LoadKubeconfig), in-cluster (InClusterConfig) or by hand,
 //     with bearer tokens, rotating token files, client certificates and exec plugins.
 //   - A Client over HTTP/2 with health pings on TLS, or chunked HTTP/1.1 on plain HTTP.
+//     Config.Timeout bounds the requests that are not watches; a watch lasts
+//     as long as the server keeps it open.
 //   - List, ListEach and Watch, generic over the caller's object type (any T
 //     satisfying Object: *corev1.Pod, a slim struct embedding metav1.ObjectMeta,
-//     *metav1.PartialObjectMetadata), with idle deadlines so a silent server
-//     cannot hang a caller; discovery and Resolve ("po", "deploy", "Pod").
+//     *metav1.PartialObjectMetadata), with idle deadlines when asked for
+//     (ListOptions and WatchOptions.IdleTimeout; none by default) so a silent
+//     server cannot hang a caller; discovery and Resolve ("po", "deploy", "Pod").
 //   - A Decoder that frames and decodes a watch stream incrementally, whatever
 //     the chunk boundaries, with a bounded frame size (DefaultMaxFrameSize) and
 //     nesting depth (MaxNestingDepth), optionally on several cores
