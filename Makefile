@@ -2,7 +2,7 @@
 GO ?= go
 RACE ?= -race
 
-.PHONY: all build test unit vet run sim soak conformance fuzz bench bench-quick bench-test
+.PHONY: all build test unit vet kubectl run sim soak conformance fuzz bench bench-quick bench-test
 
 all: build
 
@@ -14,12 +14,45 @@ build:
 # a real kube-apiserver and etcd and against the simulator.
 test: unit bench-test fuzz conformance
 
-# unit runs the library module's tests only (a few minutes), then the
-# allocation-count tests once more without the race detector, under which
-# they skip: it makes sync.Pool drop items at random, so counts vary.
-unit: vet
-	$(GO) test $(RACE) -count=1 -timeout 20m ./...
+# unit runs the library module's tests only (a few minutes), with the
+# kubectl built below first on PATH, then the allocation-count tests once
+# more without the race detector, under which they skip: it makes sync.Pool
+# drop items at random, so counts vary.
+unit: vet kubectl
+	PATH="$(KUBECTL_DIR):$$PATH" $(GO) test $(RACE) -count=1 -timeout 20m ./...
 	$(GO) test -count=1 -run 'Allocations$$' ./watch/
+
+# kubectl: the tests drive a real kubectl (internal/sim's kubectl test),
+# which must come from the project, not from whatever the machine has. It
+# is built from .ci/kubectl, a recipe pinning k8s.io/kubernetes at the
+# version the conformance suite builds kube-apiserver from (checked here),
+# with the Go module proxy as the only source: CI has no other. Built once
+# into KUBECTL_DIR (about 2 minutes on 2 cores after the conformance build,
+# whose packages it shares), then reused. KUBECTL_DIR=<dir holding a
+# kubectl> tests with another one.
+TOOLS_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/kwatch-tools
+KUBE_VERSION = $(shell cd .ci/kubectl && $(GO) list -m -f '{{.Version}}' k8s.io/kubernetes)
+KUBECTL_DIR ?= $(TOOLS_DIR)/kubectl-$(KUBE_VERSION)
+KUBE_MODULES = k8s.io/kubernetes k8s.io/client-go k8s.io/kubectl k8s.io/cli-runtime
+KUBE_LIST = $(GO) list -m -f '{{.Path}} {{.Version}}{{with .Replace}} => {{.Version}}{{end}}' $(KUBE_MODULES)
+# The version kubectl reports: go build leaves it "v0.0.0-master".
+KUBE_LDFLAGS = $(foreach p,k8s.io/client-go/pkg/version k8s.io/component-base/version,\
+	-X $(p).gitVersion=$(KUBE_VERSION) -X $(p).gitTreeState=clean \
+	-X $(p).gitMajor=$(word 1,$(subst ., ,$(KUBE_VERSION:v%=%))) -X $(p).gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION))))
+
+kubectl:
+	@want=$$(cd internal/conformance/build/apiserver && $(KUBE_LIST)); got=$$(cd .ci/kubectl && $(KUBE_LIST)); \
+	if [ "$$want" != "$$got" ]; then \
+		printf 'kubectl: .ci/kubectl pins\n%s\nbut the conformance build pins\n%s\n' "$$got" "$$want" >&2; exit 1; \
+	fi
+	@if [ ! -x "$(KUBECTL_DIR)/kubectl" ]; then \
+		echo "building kubectl $(KUBE_VERSION) into $(KUBECTL_DIR)"; \
+		mkdir -p "$(KUBECTL_DIR)" && cd .ci/kubectl && \
+		nice -n 19 $(GO) build -trimpath -ldflags '$(KUBE_LDFLAGS)' -o "$(KUBECTL_DIR)/kubectl.tmp" k8s.io/kubernetes/cmd/kubectl && \
+		mv "$(KUBECTL_DIR)/kubectl.tmp" "$(KUBECTL_DIR)/kubectl"; \
+	fi
+	@"$(KUBECTL_DIR)/kubectl" version --client=true --output=yaml | grep -q 'gitVersion: $(KUBE_VERSION)' || \
+		{ echo "kubectl: $(KUBECTL_DIR)/kubectl is not $(KUBE_VERSION)" >&2; exit 1; }
 
 vet:
 	$(GO) vet ./...
