@@ -1,23 +1,45 @@
 package informer
 
 import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/kwatch/kwatch/store"
 	"github.com/kwatch/kwatch/watch"
 )
 
-// transform applies Options.Transform; false drops the object.
-func (inf *Informer[T]) transform(obj T) (T, bool) {
+// The store's invariant: once it reports resourceVersion N, every object in
+// it is the server's state at N, and every object the server had at N is in
+// it unless the informer refused it. An object is refused when Transform
+// returns an error for it or the store cannot key or index it; a refused
+// object is absent, never a stale version. That is what a relist gives too
+// (it drops refused objects the same way), so a watch and a relist agree.
+//
+// A refused ADDED or MODIFIED therefore removes the key's previous version,
+// and handlers get OnDelete for it as for an object that left a selector; a
+// DELETED removes its key whatever Transform says of it. Relisting instead
+// would cost a full list per event of a bad object and end in the same
+// state. Every refusal is counted in Stats, logged, and shown in Health.
+
+// transform applies Options.Transform.
+func (inf *Informer[T]) transform(obj T) (T, error) {
 	if inf.opts.Transform == nil {
-		return obj, true
+		return obj, nil
 	}
 	out, err := inf.opts.Transform(obj)
 	if err != nil {
 		inf.stats.transformErrors.Add(1)
-		inf.opts.Logger.Error("informer transform failed; object not cached",
-			"resource", inf.opts.Resource.String(), "namespace", obj.GetNamespace(), "name", obj.GetName(), "err", err)
-		return obj, false
+		return obj, fmt.Errorf("transform: %w", err)
 	}
-	return out, true
+	return out, nil
+}
+
+// refused records an object the informer will not cache.
+func (inf *Informer[T]) refused(obj T, what string, err error) {
+	inf.stats.refused(err)
+	inf.opts.Logger.Error("informer refused an object; it is not cached", "resource", inf.opts.Resource.String(),
+		"event", what, "namespace", obj.GetNamespace(), "name", obj.GetName(), "err", err)
 }
 
 // apply writes one watch event to the store and queues its notifications.
@@ -30,51 +52,119 @@ func (inf *Informer[T]) apply(st state, ev watch.Event[T]) state {
 		inf.store.SetResourceVersion(rv)
 		return afterBookmark(st, rv)
 	}
-	obj, ok := inf.transform(ev.Object)
 	if rv != "" {
 		st.rv = rv
-	}
-	if !ok {
-		return st
 	}
 	inf.distMu.Lock()
 	defer inf.distMu.Unlock()
 	switch ev.Type {
 	case watch.Added, watch.Modified:
-		old, existed, err := inf.store.Upsert(obj, rv)
-		if err != nil {
-			inf.stats.storeErrors.Add(1)
-			inf.opts.Logger.Error("informer could not store object", "resource", inf.opts.Resource.String(),
-				"namespace", obj.GetNamespace(), "name", obj.GetName(), "err", err)
-			return st
-		}
-		key, _ := inf.store.Key(obj)
-		for _, r := range inf.handlers {
-			if existed {
-				r.q.update(key, old, obj)
-			} else {
-				r.q.add(key, obj, false)
-			}
-		}
+		inf.upsertLocked(ev, rv)
 	case watch.Deleted:
-		key, err := inf.store.Key(obj)
-		if err != nil {
-			inf.stats.storeErrors.Add(1)
-			return st
-		}
-		if last, existed := inf.store.Delete(key, rv); existed {
-			for _, r := range inf.handlers {
-				r.q.remove(key, last, obj, false)
-			}
-		}
+		inf.deleteLocked(ev, rv)
 	}
 	return st
 }
 
+// upsertLocked stores an ADDED or MODIFIED object, or removes the key's
+// previous version when the object is refused. distMu is held.
+func (inf *Informer[T]) upsertLocked(ev watch.Event[T], rv string) {
+	obj, err := inf.transform(ev.Object)
+	if err == nil {
+		var old T
+		var existed bool
+		if old, existed, err = inf.store.Upsert(obj, rv); err == nil {
+			key, _ := inf.store.Key(obj) // Upsert computed it without error
+			for _, r := range inf.handlers {
+				if existed {
+					r.q.update(key, old, obj)
+				} else {
+					r.q.add(key, obj, false)
+				}
+			}
+			return
+		}
+		inf.stats.storeErrors.Add(1)
+	}
+	inf.refused(ev.Object, string(ev.Type), err)
+	inf.removeLocked(ev.Object, obj, false, rv)
+}
+
+// deleteLocked removes a DELETED object's key. distMu is held.
+func (inf *Informer[T]) deleteLocked(ev watch.Event[T], rv string) {
+	obj, err := inf.transform(ev.Object)
+	if err != nil {
+		// The delete happened whatever Transform thinks of the final state:
+		// find the key from the object as the server sent it.
+		inf.refused(ev.Object, string(ev.Type), err)
+	}
+	inf.removeLocked(ev.Object, obj, err == nil, rv)
+}
+
+// removeLocked removes the stored version of the object the server sent as
+// raw (obj once transformed) and tells handlers. The key comes from obj,
+// else from raw; when neither can be keyed, the store is searched for the
+// object's namespace and name, so a key function that fails on one version
+// of an object still leaves no earlier version behind. Handlers get obj as
+// the final state when it was accepted (finalOK), else the last state they
+// were given: never an object Transform refused. distMu is held.
+func (inf *Informer[T]) removeLocked(raw, obj T, finalOK bool, rv string) {
+	key, err := inf.store.Key(obj)
+	if err != nil {
+		key, err = inf.store.Key(raw)
+	}
+	if err != nil {
+		inf.stats.storeErrors.Add(1)
+		inf.refused(raw, "key", err)
+		key = inf.keyByNameLocked(raw.GetNamespace(), raw.GetName())
+		if key == "" {
+			inf.store.SetResourceVersion(rv)
+			return
+		}
+	}
+	if last, existed := inf.store.Delete(key, rv); existed {
+		final := last
+		if finalOK {
+			final = obj
+		}
+		for _, r := range inf.handlers {
+			r.q.remove(key, last, final, false)
+		}
+	}
+}
+
+// keyByNameLocked returns the key of the stored object with namespace and
+// name, or "". It scans the store: it runs only when a key function failed.
+func (inf *Informer[T]) keyByNameLocked(namespace, name string) string {
+	for _, key := range inf.store.ListKeys() {
+		if o, ok := inf.store.Get(key); ok && o.GetNamespace() == namespace && o.GetName() == name {
+			return key
+		}
+	}
+	return ""
+}
+
+// addListed puts one object of a list (paginated or streaming) into the
+// store being built. An object the transform or the store refuses is
+// counted and logged; the list goes on.
+func (inf *Informer[T]) addListed(repl *store.Replacement[T], obj T) {
+	inf.stats.listed.Add(1)
+	out, err := inf.transform(obj)
+	if err == nil {
+		if err = repl.Add(out); err == nil {
+			return
+		}
+		inf.stats.storeErrors.Add(1)
+	}
+	inf.refused(obj, "list", err)
+}
+
 // commit swaps a relisted store in and tells handlers what changed: adds
-// for new keys, updates for changed RVs, and deletes with
+// for new keys, updates for changed objects, and deletes with
 // finalStateUnknown for keys that vanished while the informer was not
-// watching.
+// watching. An object counts as changed when its resourceVersion or its
+// UID differs: a server restored to an older state reuses resourceVersions,
+// and a deleted and re-created object has a new UID.
 func (inf *Informer[T]) commit(repl *store.Replacement[T], rv string) {
 	inf.distMu.Lock()
 	defer inf.distMu.Unlock()
@@ -94,7 +184,7 @@ func (inf *Informer[T]) commit(repl *store.Replacement[T], rv string) {
 			switch {
 			case !had:
 				r.q.add(key, obj, initial)
-			case prev.GetResourceVersion() != obj.GetResourceVersion():
+			case changed(prev, obj):
 				r.q.update(key, prev, obj)
 			}
 		}
@@ -105,4 +195,17 @@ func (inf *Informer[T]) commit(repl *store.Replacement[T], rv string) {
 		}
 	}
 	inf.markSyncedLocked()
+}
+
+// uidObject is implemented by every object with ObjectMeta.
+type uidObject interface{ GetUID() types.UID }
+
+// changed reports whether cur is another version of the object than prev.
+func changed[T watch.Object](prev, cur T) bool {
+	if prev.GetResourceVersion() != cur.GetResourceVersion() {
+		return true
+	}
+	p, ok1 := any(prev).(uidObject)
+	c, ok2 := any(cur).(uidObject)
+	return ok1 && ok2 && p.GetUID() != c.GetUID()
 }

@@ -63,6 +63,7 @@ func (h HandlerFuncs[T]) OnDelete(obj T, unknown bool) {
 // happen while the handler is busy, it gets one call that takes it from
 // old to cur.
 type pending[T any] struct {
+	key     string
 	seq     uint64 // order of first arrival; the FIFO entry with this seq is the live one
 	old     T
 	oldOK   bool // the handler knows the object (old is its view)
@@ -113,7 +114,7 @@ func newHandlerQueue[T any](h Handler[T], resync bool, log *slog.Logger) *handle
 
 func (q *handlerQueue[T]) pushLocked(key string) *pending[T] {
 	q.nextSeq++
-	p := &pending[T]{seq: q.nextSeq}
+	p := &pending[T]{key: key, seq: q.nextSeq}
 	q.items[key] = p
 	q.fifo = append(q.fifo, fifoEntry{key: key, seq: p.seq})
 	return p
@@ -282,6 +283,10 @@ func (q *handlerQueue[T]) deliver(p pending[T]) {
 			q.log.Error("informer handler panicked", "panic", r, "stack", string(debug.Stack()))
 		}
 	}()
+	if kh, ok := q.h.(keyReceiver); ok {
+		kh.onKey(p.key)
+		return
+	}
 	switch {
 	case !p.oldOK && p.curOK:
 		q.h.OnAdd(p.cur, p.initial)
@@ -292,18 +297,31 @@ func (q *handlerQueue[T]) deliver(p pending[T]) {
 	}
 }
 
-// KeyHandler returns a Handler that passes the "namespace/name" key of
-// every added, updated or deleted object to enqueue: the usual way to feed
-// a workqueue, whose workers then read the object from the store by key.
+// KeyHandler returns a Handler that passes the store key of every added,
+// updated or deleted object to enqueue: the usual way to feed a workqueue,
+// whose workers then read the object from the informer's Store by that
+// key. The key is the one the store uses (Options.Key, "namespace/name" by
+// default), so a Get with it finds the object.
 func KeyHandler[T watch.Object](enqueue func(key string)) Handler[T] {
-	key := func(obj T) {
-		if k, err := store.MetaKey(obj); err == nil {
-			enqueue(k)
-		}
-	}
-	return HandlerFuncs[T]{
-		AddFunc:    func(obj T, _ bool) { key(obj) },
-		UpdateFunc: func(_, obj T) { key(obj) },
-		DeleteFunc: func(obj T, _ bool) { key(obj) },
+	return keyHandler[T](enqueue)
+}
+
+// keyReceiver is a handler that wants only the store key of each change.
+type keyReceiver interface{ onKey(key string) }
+
+// keyHandler is KeyHandler's Handler. The informer delivers keys to it
+// through onKey; its On* methods serve callers that use it directly, and
+// can only compute the default key.
+type keyHandler[T watch.Object] func(key string)
+
+func (h keyHandler[T]) onKey(key string) { h(key) }
+
+func (h keyHandler[T]) OnAdd(obj T, _ bool)    { h.metaKey(obj) }
+func (h keyHandler[T]) OnUpdate(_, obj T)      { h.metaKey(obj) }
+func (h keyHandler[T]) OnDelete(obj T, _ bool) { h.metaKey(obj) }
+
+func (h keyHandler[T]) metaKey(obj T) {
+	if k, err := store.MetaKey(obj); err == nil {
+		h(k)
 	}
 }

@@ -65,10 +65,11 @@ type step func(w http.ResponseWriter, r *http.Request)
 // and records their query strings. Once the script is used up it holds
 // every further request open, silent, until the client goes away.
 type scripted struct {
-	srv   *httptest.Server
+	srv   *httptest.Server // nil when served on a MemNet
 	mu    sync.Mutex
 	steps []step
 	seen  []url.Values
+	times []time.Time // when each request arrived
 }
 
 func newScripted(t *testing.T, steps ...step) *scripted {
@@ -81,6 +82,7 @@ func newScripted(t *testing.T, steps ...step) *scripted {
 func (s *scripted) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.seen = append(s.seen, r.URL.Query())
+	s.times = append(s.times, time.Now())
 	var st step
 	if len(s.steps) > 0 {
 		st, s.steps = s.steps[0], s.steps[1:]
@@ -98,6 +100,13 @@ func (s *scripted) requests() []url.Values {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]url.Values(nil), s.seen...)
+}
+
+// arrivals returns when each request so far arrived.
+func (s *scripted) arrivals() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.times...)
 }
 
 func (s *scripted) waitRequests(t *testing.T, n int) []url.Values {
@@ -127,6 +136,19 @@ func answer(code int, body string) step {
 		w.WriteHeader(code)
 		fmt.Fprint(w, body)
 	}
+}
+
+// confirmed answers the check that the server has reached rv: a one-item
+// list (empty here) at rv.
+func confirmed(rv string) step { return answer(200, listJSON(rv, "")) }
+
+// requireConfirm checks that q is the informer's confirmation of rv.
+func requireConfirm(t *testing.T, q url.Values, rv string) {
+	t.Helper()
+	require.Empty(t, q.Get("watch"), "a confirmation is a list")
+	require.Equal(t, rv, q.Get("resourceVersion"))
+	require.Equal(t, watch.MatchNotOlderThan, q.Get("resourceVersionMatch"))
+	require.Equal(t, "1", q.Get("limit"))
 }
 
 // stream answers a watch with events, flushed one by one; end=true ends

@@ -27,9 +27,9 @@ func TestHostileWatchStreams(t *testing.T) {
 	}{
 		{"oversized frame", big, "", "exceeds the 65536-byte limit"},
 		{"deeply nested JSON", `{"type":"ADDED","object":` + strings.Repeat(`{"a":`, 5000) + `1` + strings.Repeat(`}`, 5000) + `}`, "", "nesting too deep"},
-		// Invalid UTF-8 inside a string is kept as sent (json-iterator does
-		// not replace it): the object is accepted under that key, nothing panics.
-		{"invalid UTF-8", "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"\xff\xfe\",\"namespace\":\"ns\",\"resourceVersion\":\"12\"}}}", "ns/\xff\xfe", ""},
+		// Invalid UTF-8 inside a string becomes U+FFFD, as the Kubernetes
+		// decoder does: the object is accepted under that key, nothing panics.
+		{"invalid UTF-8", "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"\xff\xfe\",\"namespace\":\"ns\",\"resourceVersion\":\"12\"}}}", "ns/\ufffd\ufffd", ""},
 		{"huge number", `{"type":"ADDED","object":{"metadata":{"name":"n","generation":1e999999,"resourceVersion":"12"}}}`, "", "does not decode"},
 		{"status with a wrong code", `{"type":"ERROR","object":{"kind":"Status","code":200,"message":"fine, really"}}`, "", "server answered 200"},
 		{"unknown event type", `{"type":"EXPLODED","object":{}}`, "", `unknown event type`},
@@ -40,6 +40,7 @@ func TestHostileWatchStreams(t *testing.T) {
 			s := newScripted(t,
 				answer(200, listJSON("10", "", podJSON("a", "5"))),
 				stream(true, eventJSON("MODIFIED", podJSON("a", "11")), tt.frame),
+				answer(200, listJSON("13", "")), // the confirmation of the resume RV
 				stream(false, eventJSON("ADDED", podJSON("c", "13"))),
 			)
 			opts := fastOptions(s.srv.URL, t, ListPaged)
@@ -49,16 +50,16 @@ func TestHostileWatchStreams(t *testing.T) {
 			inf, err := New(opts)
 			require.NoError(t, err)
 			start(t, inf)
-			q := s.waitRequests(t, 3)
+			q := s.waitRequests(t, 4)
 			want := map[string]string{"ns/a": "11", "ns/c": "13"}
 			if tt.extra != "" {
 				want[tt.extra] = "12"
-				require.Equal(t, "12", q[2].Get("resourceVersion"), "resume after the accepted event")
+				require.Equal(t, "12", q[3].Get("resourceVersion"), "resume after the accepted event")
 				require.Eventually(t, func() bool { return len(storeRVs(inf)) == 3 }, waitLong, tick)
 				require.Equal(t, want, storeRVs(inf))
 				return
 			}
-			require.Equal(t, "11", q[2].Get("resourceVersion"), "resume after the last good event")
+			require.Equal(t, "11", q[3].Get("resourceVersion"), "resume after the last good event")
 			require.Eventually(t, func() bool { return len(storeRVs(inf)) == 2 }, waitLong, tick)
 			require.Equal(t, want, storeRVs(inf))
 			require.GreaterOrEqual(t, inf.Stats().Errors, int64(1))

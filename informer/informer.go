@@ -58,9 +58,10 @@ func New[T watch.Object](opts Options[T]) (*Informer[T], error) {
 	}, nil
 }
 
-// Store is the informer's cache. Readers may use it at any time; objects
-// it returns are shared and must not be modified.
-func (inf *Informer[T]) Store() *store.Store[T] { return inf.store }
+// Store is the read-only side of the informer's cache: only the informer
+// writes to it, so it stays the server's state. Readers may use it at any
+// time; objects it returns are shared and must not be modified.
+func (inf *Informer[T]) Store() store.View[T] { return inf.store.View() }
 
 // HasSynced reports whether the first list has been committed to the store.
 func (inf *Informer[T]) HasSynced() bool { return inf.synced.Load() }
@@ -117,22 +118,24 @@ func (inf *Informer[T]) Run(ctx context.Context) error {
 
 // loop runs the protocol's state machine until ctx is done.
 func (inf *Informer[T]) loop(ctx context.Context) {
-	bo := backoff.New(inf.opts.Backoff)
+	bo := backoff.New(inf.opts.Backoff.internal())
 	st := initialState(inf.opts.ListMode)
 	for ctx.Err() == nil {
-		var (
-			r   retry
-			err error
-		)
-		st, r, err = inf.step(ctx, st)
+		out := inf.step(ctx, st)
 		if ctx.Err() != nil {
 			return
 		}
-		inf.stats.recordErr(err)
-		delay := inf.delay(bo, r, err)
-		if err != nil {
+		st = out.st
+		if out.progress {
+			// A committed list or a stream that delivered events proves the
+			// server works: the next failure starts from the first step.
+			bo.Reset()
+		}
+		inf.stats.recordErr(out.err)
+		delay := inf.delay(bo, out.retry, out.err)
+		if out.err != nil {
 			inf.opts.Logger.Debug("informer phase ended", "resource", inf.opts.Resource.String(),
-				"next", st.phase.String(), "rv", st.rv, "retryIn", delay, "err", err)
+				"next", st.phase.String(), "rv", st.rv, "retryIn", delay, "err", out.err)
 		}
 		if delay > 0 && !sleepCtx(ctx, delay) {
 			return
@@ -140,25 +143,39 @@ func (inf *Informer[T]) loop(ctx context.Context) {
 	}
 }
 
+// outcome is what one phase did: the next state, how soon to start it,
+// the error that ended the phase (nil or io.EOF for a clean end), and
+// whether it made progress.
+type outcome struct {
+	st       state
+	retry    retry
+	err      error
+	progress bool
+}
+
 // step runs one phase and applies the RV policy to its outcome.
-func (inf *Informer[T]) step(ctx context.Context, st state) (state, retry, error) {
+func (inf *Informer[T]) step(ctx context.Context, st state) outcome {
 	switch st.phase {
 	case phaseList:
 		rv, continuing, err := inf.list(ctx, st)
 		next, r := afterList(st, err, rv, continuing)
-		return next, r, err
+		return outcome{st: next, retry: r, err: err, progress: err == nil}
 	case phaseStreamList:
-		next, committed, err := inf.streamList(ctx, st)
+		next, end, committed := inf.streamList(ctx, st)
 		if committed {
-			next, r := afterWatch(next, err)
-			return next, r, err
+			next, r := afterWatch(next, end)
+			return outcome{st: next, retry: r, err: end.err, progress: true}
 		}
-		next, r := afterStreamList(next, err)
-		return next, r, err
+		next, r := afterStreamList(next, end.err)
+		return outcome{st: next, retry: r, err: end.err}
+	case phaseConfirm:
+		err := inf.confirm(ctx, st)
+		next, r := afterConfirm(st, err)
+		return outcome{st: next, retry: r, err: err}
 	default:
-		next, err := inf.watch(ctx, st)
-		next, r := afterWatch(next, err)
-		return next, r, err
+		next, end := inf.watch(ctx, st)
+		next, r := afterWatch(next, end)
+		return outcome{st: next, retry: r, err: end.err, progress: end.worked()}
 	}
 }
 

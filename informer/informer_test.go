@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kwatch/kwatch/internal/backoff"
 	"github.com/kwatch/kwatch/internal/testutil"
 	"github.com/kwatch/kwatch/watch"
 )
@@ -19,7 +18,7 @@ func fastOptions(host string, t *testing.T, mode ListMode) Options[*testPod] {
 		Resource: watch.Pods,
 		ListMode: mode,
 		PageSize: 2,
-		Backoff:  backoff.Options{Initial: 5 * time.Millisecond, Max: 20 * time.Millisecond},
+		Backoff:  Backoff{Initial: 5 * time.Millisecond, Max: 20 * time.Millisecond},
 		Logger:   quietLogger(),
 	}
 }
@@ -124,15 +123,20 @@ func TestRetryableWatchErrorKeepsRV(t *testing.T) {
 	s := newScripted(t,
 		answer(200, listJSON("10", "")),
 		answer(http.StatusTooManyRequests, statusJSON(429, "TooManyRequests")),
+		confirmed("10"),
 		answer(http.StatusServiceUnavailable, statusJSON(503, "ServiceUnavailable")),
+		confirmed("10"),
 		stream(false, eventJSON("ADDED", podJSON("a", "11"))),
 	)
 	inf, _ := newInformer(t, s, ListPaged)
 	start(t, inf)
-	q := s.waitRequests(t, 4)
-	for i := 1; i < 4; i++ {
+	q := s.waitRequests(t, 6)
+	for _, i := range []int{1, 3, 5} {
 		require.Equal(t, "10", q[i].Get("resourceVersion"), "request %d", i)
 		require.Equal(t, "1", q[i].Get("watch"), "request %d is a watch", i)
+	}
+	for _, i := range []int{2, 4} {
+		requireConfirm(t, q[i], "10")
 	}
 	require.Eventually(t, func() bool { return len(storeRVs(inf)) == 1 }, waitLong, tick)
 }
@@ -141,6 +145,7 @@ func TestStalledWatchIsCaughtByIdleDeadline(t *testing.T) {
 	s := newScripted(t,
 		answer(200, listJSON("10", "")),
 		stream(false, eventJSON("ADDED", podJSON("a", "11"))), // then silent
+		confirmed("11"),
 		stream(false, eventJSON("ADDED", podJSON("b", "12"))),
 	)
 	opts := fastOptions(s.srv.URL, t, ListPaged)
@@ -148,8 +153,9 @@ func TestStalledWatchIsCaughtByIdleDeadline(t *testing.T) {
 	inf, err := New(opts)
 	require.NoError(t, err)
 	start(t, inf)
-	q := s.waitRequests(t, 3)
-	require.Equal(t, "11", q[2].Get("resourceVersion"), "resume after the last event seen")
+	q := s.waitRequests(t, 4)
+	requireConfirm(t, q[2], "11")
+	require.Equal(t, "11", q[3].Get("resourceVersion"), "resume after the last event seen")
 	require.Eventually(t, func() bool { return len(storeRVs(inf)) == 2 }, waitLong, tick)
 	require.GreaterOrEqual(t, inf.Stats().IdleTimeouts, int64(1))
 }
@@ -204,12 +210,14 @@ func TestBookmarksAdvanceResumeRV(t *testing.T) {
 	s := newScripted(t,
 		answer(200, listJSON("10", "")),
 		stream(true, bookmarkJSON("50", false)),
+		confirmed("50"),
 		stream(false),
 	)
 	inf, _ := newInformer(t, s, ListPaged)
 	start(t, inf)
-	q := s.waitRequests(t, 3)
-	require.Equal(t, "50", q[2].Get("resourceVersion"))
+	q := s.waitRequests(t, 4)
+	requireConfirm(t, q[2], "50")
+	require.Equal(t, "50", q[3].Get("resourceVersion"))
 	require.Equal(t, "50", inf.Store().ResourceVersion())
 }
 
@@ -217,12 +225,13 @@ func TestMalformedFrameKeepsStoreAndResumes(t *testing.T) {
 	s := newScripted(t,
 		answer(200, listJSON("10", "", podJSON("a", "5"))),
 		stream(true, eventJSON("ADDED", podJSON("b", "11")), `{"type":"MODIFIED","object":{"metadata":{"name":[1,2`),
+		confirmed("11"),
 		stream(false, eventJSON("ADDED", podJSON("c", "12"))),
 	)
 	inf, _ := newInformer(t, s, ListPaged)
 	start(t, inf)
-	q := s.waitRequests(t, 3)
-	require.Equal(t, "11", q[2].Get("resourceVersion"))
+	q := s.waitRequests(t, 4)
+	require.Equal(t, "11", q[3].Get("resourceVersion"))
 	require.Eventually(t, func() bool { return len(storeRVs(inf)) == 3 }, waitLong, tick)
 }
 

@@ -63,9 +63,10 @@ type Options[T watch.Object] struct {
 	// Indexers are extra store indexes; the namespace index is built in.
 	Indexers map[string]store.IndexFunc[T]
 
-	// Backoff shapes retries after failures: 800 ms doubling to 30 s with
-	// jitter, reset after two healthy minutes.
-	Backoff backoff.Options
+	// Backoff shapes the waits after failed attempts: 800 ms doubling to
+	// 30 s with jitter. A list that commits or a watch that delivers events
+	// starts the next failure from the first wait again.
+	Backoff Backoff
 	// MinWatchTimeout is the shortest timeoutSeconds asked of the server;
 	// each watch asks for a random time between it and twice it, so that
 	// many clients do not reconnect together. 5 minutes.
@@ -85,6 +86,25 @@ type Options[T watch.Object] struct {
 	Decoder watch.DecoderOptions
 	// Logger receives the informer's logs; slog.Default().
 	Logger *slog.Logger
+}
+
+// Backoff shapes the waits between failed attempts to list or watch. Each
+// zero field takes the default its comment gives.
+type Backoff struct {
+	// Initial is the first wait; 800 ms. Each failure in a row doubles it.
+	Initial time.Duration
+	// Max caps the wait; 30 s.
+	Max time.Duration
+	// ResetAfter starts again from Initial when a failure comes this long
+	// after the previous one, even without a proven success; 2 minutes.
+	ResetAfter time.Duration
+	// Jitter adds up to Jitter times the wait at random, so that clients
+	// that failed together do not retry together; 1.0. Negative disables it.
+	Jitter float64
+}
+
+func (b Backoff) internal() backoff.Options {
+	return backoff.Options{Initial: b.Initial, Max: b.Max, ResetAfter: b.ResetAfter, Jitter: b.Jitter}
 }
 
 func (o *Options[T]) defaults() {

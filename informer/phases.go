@@ -8,7 +8,8 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/kwatch/kwatch/store"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/kwatch/kwatch/watch"
 )
 
@@ -62,21 +63,6 @@ func (inf *Informer[T]) list(ctx context.Context, st state) (rv string, continui
 	}
 }
 
-// addListed puts one object of a list (paginated or streaming) into the
-// store being built. An object the transform or the store refuses is
-// counted and logged; the list goes on.
-func (inf *Informer[T]) addListed(repl *store.Replacement[T], obj T) {
-	inf.stats.listed.Add(1)
-	obj, ok := inf.transform(obj)
-	if !ok {
-		return
-	}
-	if err := repl.Add(obj); err != nil {
-		inf.stats.storeErrors.Add(1)
-		inf.opts.Logger.Error("informer could not store listed object", "resource", inf.opts.Resource.String(), "err", err)
-	}
-}
-
 // unsupportedStreamError says the server answered a streaming list with
 // something a streaming list never sends: it does not support them.
 type unsupportedStreamError struct{ what string }
@@ -92,11 +78,12 @@ var errEndedEarly = errors.New("streaming list ended before its initial-events-e
 // store until the bookmark annotated k8s.io/initial-events-end, which
 // commits it; the same stream then goes on as a watch. committed reports
 // whether the list part completed; the returned state's phase is then
-// phaseWatch.
-func (inf *Informer[T]) streamList(ctx context.Context, st state) (state, bool, error) {
-	stream, err := inf.openWatch(ctx, st.listRV, true)
+// phaseWatch and end says how the watch part ended.
+func (inf *Informer[T]) streamList(ctx context.Context, st state) (state, watchEnd, bool) {
+	started := time.Now()
+	stream, timeout, err := inf.openWatch(ctx, st.listRV, true)
 	if err != nil {
-		return st, false, err
+		return st, watchEnd{err: err, early: true}, false
 	}
 	defer stream.Close()
 	repl := inf.store.NewReplacement()
@@ -107,7 +94,7 @@ func (inf *Informer[T]) streamList(ctx context.Context, st state) (state, bool, 
 			if errors.Is(err, io.EOF) {
 				err = errEndedEarly
 			}
-			return st, false, err
+			return st, watchEnd{err: err, early: true}, false
 		}
 		switch ev.Type {
 		case watch.Added:
@@ -122,40 +109,85 @@ func (inf *Informer[T]) streamList(ctx context.Context, st state) (state, bool, 
 				if st.streaming == streamUnknown {
 					st.streaming = streamYes
 				}
-				st, err = inf.consume(st, stream)
-				return st, true, err
+				st, end := inf.consume(st, stream)
+				// The list part delivered the whole state: the stream made
+				// progress whatever its watch part did.
+				end.delivered = true
+				end.lasted = time.Since(started)
+				end.early = endedEarly(end.err, started, timeout)
+				return st, end, true
 			}
-			return st, false, &unsupportedStreamError{what: "a bookmark without the initial-events-end annotation came first"}
+			return st, watchEnd{err: &unsupportedStreamError{what: "a bookmark without the initial-events-end annotation came first"}, early: true}, false
 		default:
-			return st, false, &unsupportedStreamError{what: fmt.Sprintf("a %s event came before the initial-events-end bookmark", ev.Type)}
+			return st, watchEnd{err: &unsupportedStreamError{what: fmt.Sprintf("a %s event came before the initial-events-end bookmark", ev.Type)}, early: true}, false
 		}
 	}
 }
 
 // watch watches from st.rv and applies events until the stream ends.
-func (inf *Informer[T]) watch(ctx context.Context, st state) (state, error) {
-	stream, err := inf.openWatch(ctx, st.rv, false)
+func (inf *Informer[T]) watch(ctx context.Context, st state) (state, watchEnd) {
+	started := time.Now()
+	stream, timeout, err := inf.openWatch(ctx, st.rv, false)
 	if err != nil {
-		return st, err
+		return st, watchEnd{err: err, early: true}
 	}
 	defer stream.Close()
-	return inf.consume(st, stream)
+	st, end := inf.consume(st, stream)
+	end.lasted = time.Since(started)
+	end.early = endedEarly(end.err, started, timeout)
+	return st, end
 }
 
-func (inf *Informer[T]) consume(st state, stream *watch.Stream[T]) (state, error) {
+// endedEarly reports whether a watch ended before the timeoutSeconds it
+// asked for: by anything but a clean end at or after that deadline.
+// started is taken before the request is sent and the server counts the
+// timeout from when it received it, so a clean end that our timeout caused
+// is never early here.
+func endedEarly(err error, started time.Time, timeout time.Duration) bool {
+	return !errors.Is(err, io.EOF) || time.Since(started) < timeout
+}
+
+// consume applies the stream's events until it ends.
+func (inf *Informer[T]) consume(st state, stream *watch.Stream[T]) (state, watchEnd) {
 	inf.stats.recovered()
 	inf.stats.connected.Store(true)
 	defer inf.stats.connected.Store(false)
+	delivered := false
 	for {
 		ev, err := stream.Next()
 		if err != nil {
-			return st, err
+			return st, watchEnd{err: err, opened: true, delivered: delivered}
 		}
 		st = inf.apply(st, ev)
+		delivered = true
 	}
 }
 
-func (inf *Informer[T]) openWatch(ctx context.Context, rv string, initial bool) (*watch.Stream[T], error) {
+// confirm asks the server whether it has reached st.rv, with the cheapest
+// list that says so: one item, at resourceVersion=st.rv with
+// resourceVersionMatch=NotOlderThan, under the informer's own namespace and
+// selectors (so the same RBAC that lets it watch lets it ask). The real
+// server answers at once when it has reached the RV, and with 504
+// ResourceVersionTooLarge after about 3 s when it has not.
+func (inf *Informer[T]) confirm(ctx context.Context, st state) error {
+	o := &inf.opts
+	opts := watch.ListOptions{
+		LabelSelector:        o.LabelSelector,
+		FieldSelector:        o.FieldSelector,
+		ResourceVersion:      st.rv,
+		ResourceVersionMatch: watch.MatchNotOlderThan,
+		Limit:                1,
+		MetadataOnly:         true,
+		IdleTimeout:          max(o.IdleTimeout, 0),
+	}
+	inf.stats.confirms.Add(1)
+	_, err := watch.ListEach(ctx, o.Client, o.Resource, o.Namespace, opts, func(*metav1.PartialObjectMetadata) error { return nil })
+	return err
+}
+
+// openWatch opens a watch from rv and returns it with the timeoutSeconds
+// it asked of the server.
+func (inf *Informer[T]) openWatch(ctx context.Context, rv string, initial bool) (*watch.Stream[T], time.Duration, error) {
 	o := &inf.opts
 	// A random timeout in [min, 2*min) spreads reconnections of many
 	// clients; the server ends the stream cleanly when it passes.
@@ -181,5 +213,6 @@ func (inf *Informer[T]) openWatch(ctx context.Context, rv string, initial bool) 
 		opts.IdleTimeout = o.IdleTimeout
 	}
 	inf.stats.watches.Add(1)
-	return watch.Watch[T](ctx, o.Client, o.Resource, o.Namespace, opts)
+	stream, err := watch.Watch[T](ctx, o.Client, o.Resource, o.Namespace, opts)
+	return stream, time.Duration(opts.TimeoutSeconds) * time.Second, err
 }

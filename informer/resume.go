@@ -3,6 +3,7 @@ package informer
 import (
 	"errors"
 	"io"
+	"time"
 
 	"github.com/kwatch/kwatch/watch"
 )
@@ -51,6 +52,12 @@ func afterList(st state, err error, listedRV string, continuing bool) (state, re
 		st.rv, st.phase, st.fullList, st.synced = listedRV, phaseWatch, false, true
 		return st, retryNow
 	}
+	if watch.IsResourceVersionTooLarge(err) {
+		// The server is behind the RV we asked for: it was restored to an
+		// older state (an etcd restore, a replaced control plane). Only a
+		// consistent list of what it has now is the truth.
+		return relistLatest(st), retryNow
+	}
 	if watch.IsGone(err) {
 		if continuing {
 			// The continue token outlived the server's history. Paging
@@ -94,11 +101,25 @@ func afterStreamList(st state, err error) (state, retry) {
 			return st, retryNow
 		}
 		return st, retryBackoff
+	case watch.IsResourceVersionTooLarge(err):
+		// A streaming list from an RV the server has not reached: it
+		// answers with an ERROR event carrying 504 ResourceVersionTooLarge
+		// (watch-pods-future-rv-streaming.txt). Relist its current state.
+		return relistLatest(st), retryNow
 	case watch.IsGone(err) && st.listRV != "":
 		st.listRV, st.listMatch = "", ""
 		return st, retryNow
 	}
 	return st, retryBackoff
+}
+
+// relistLatest makes the next phase a list of the server's latest state
+// (RV "", a consistent read). The commit that follows delivers, as
+// deletes with finalStateUnknown, every object the server no longer has.
+func relistLatest(st state) state {
+	st.listRV, st.listMatch = "", ""
+	st.phase = st.listPhase()
+	return st
 }
 
 // isRefusal reports a 4xx answer that says "not like this" about the
@@ -116,18 +137,50 @@ func isRefusal(err error) bool {
 	return false
 }
 
+// minHealthyWatch is how long a stream must stay open, when it delivers
+// nothing, to count as working: a server that accepts watches and cuts
+// them at once must meet the backoff, not a tight loop. client-go's
+// reflector draws the same line ("very short watch": under a second with
+// no events).
+const minHealthyWatch = time.Second
+
+// watchEnd is how a watch (or the watch part of a streaming list) ended.
+type watchEnd struct {
+	err error
+	// opened: the server answered 200 and the stream started.
+	opened bool
+	// delivered: the stream applied at least one event or bookmark.
+	delivered bool
+	// lasted is how long the stream was open.
+	lasted time.Duration
+	// early: the stream ended before the timeoutSeconds we asked for, so
+	// the server or the network ended it, not our own deadline.
+	early bool
+}
+
+// worked reports a stream that connected and made progress or stayed
+// open: its end is an interruption, not a failure.
+func (e watchEnd) worked() bool {
+	return e.delivered || (e.opened && e.lasted >= minHealthyWatch)
+}
+
 // afterWatch decides what follows the end of a watch (or of the watch part
 // of a streaming list).
-func afterWatch(st state, err error) (state, retry) {
+//
+// Backoff is for attempts that fail to connect, are refused, or end at once
+// with nothing: a stream that worked (delivered events, or stayed open for
+// minHealthyWatch) and then broke (a cut connection, a restarted server, a
+// malformed frame) resumes at once, as client-go's reflector does; a
+// server that accepts and cuts every stream before its first event still
+// backs off, so there is no tight loop.
+//
+// A watch that ended early leaves the RV unconfirmed: the server may have
+// been restored to an older state, and the real server answers a watch from
+// an RV it has not reached with a silent stream (watch-pods-future-rv.txt),
+// not an error. phaseConfirm asks it first.
+func afterWatch(st state, end watchEnd) (state, retry) {
+	err := end.err
 	switch {
-	case errors.Is(err, io.EOF):
-		// The server ended the watch cleanly (our timeoutSeconds, or its
-		// own limit): resume from the last RV at once.
-		return st, retryNow
-	case errors.Is(err, watch.ErrIdleTimeout):
-		// No byte for longer than the idle deadline: the connection is
-		// presumed dead. Resume from the last RV at once on a new one.
-		return st, retryNow
 	case watch.IsGone(err):
 		// Our RV fell out of the server's history. Relist from that same
 		// RV (not ""): the real server answers such a list from its cache
@@ -136,10 +189,48 @@ func afterWatch(st state, err error) (state, retry) {
 		st.listRV, st.listMatch = st.rv, watch.MatchNotOlderThan
 		st.phase = st.listPhase()
 		return st, retryJitter
+	case watch.IsResourceVersionTooLarge(err):
+		return relistLatest(st), retryNow
 	}
-	// 429/5xx (with Retry-After), a malformed frame, a network error, 401
-	// or 403: keep the RV and watch again after a backoff. The store keeps
-	// its last good state meanwhile.
+	if end.early {
+		st.phase = phaseConfirm
+	}
+	switch {
+	case errors.Is(err, io.EOF) && !end.early:
+		// Our own timeoutSeconds passed: resume from the last RV at once.
+		return st, retryNow
+	case errors.Is(err, watch.ErrIdleTimeout):
+		// No byte for longer than the idle deadline: the connection is
+		// presumed dead. Resume at once on a new one; the deadline itself
+		// spaces these out.
+		return st, retryNow
+	case end.worked():
+		// The stream worked, then broke: resume at once.
+		return st, retryNow
+	}
+	// Nothing arrived: 429/5xx (with Retry-After), a refused connection, a
+	// stream ended or cut before its first event, 401 or 403. Keep the RV
+	// and try again after a backoff; the store keeps its last good state.
+	return st, retryBackoff
+}
+
+// afterConfirm decides what follows the check of an unconfirmed RV: a
+// one-item list at resourceVersion=rv&resourceVersionMatch=NotOlderThan.
+func afterConfirm(st state, err error) (state, retry) {
+	switch {
+	case err == nil:
+		// The server has reached our RV: the cache is its state at that
+		// RV, and a watch from it misses nothing.
+		st.phase = phaseWatch
+		return st, retryNow
+	case watch.IsResourceVersionTooLarge(err):
+		// The real server waits about 3 s for an RV it has not reached,
+		// then answers 504 ResourceVersionTooLarge (list-pods-future-rv.txt):
+		// it is behind us, so it was restored to an older state.
+		return relistLatest(st), retryNow
+	case watch.IsGone(err):
+		return relistLatest(st), retryNow
+	}
 	return st, retryBackoff
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/kwatch/kwatch/watch"
 )
@@ -50,6 +51,8 @@ func TestAfterList(t *testing.T) {
 			state{phase: phaseList, streaming: streamNo}, retryBackoff},
 		{"expired continue takes one full list", base, status(410, "Expired"), true,
 			state{phase: phaseList, listRV: "", fullList: true, streaming: streamNo}, retryNow},
+		{"504 too large falls back to RV empty", state{phase: phaseList, listRV: "7", listMatch: watch.MatchNotOlderThan, streaming: streamNo}, tooLarge(), false,
+			state{phase: phaseList, streaming: streamNo}, retryNow},
 		{"429 keeps the RV", base, status(429, "TooManyRequests"), false, base, retryBackoff},
 		{"503 keeps the RV", base, status(503, "ServiceUnavailable"), false, base, retryBackoff},
 		{"network error keeps the RV", base, &net.OpError{Op: "dial", Err: errors.New("refused")}, false, base, retryBackoff},
@@ -63,10 +66,60 @@ func TestAfterList(t *testing.T) {
 	}
 }
 
+func tooLarge() error {
+	return &watch.OpError{Op: "list", Err: &watch.StatusError{Code: 504, Reason: "Timeout",
+		Message: "Timeout: Too large resource version: 100250, current: 250", Causes: []string{"Too large resource version"}}}
+}
+
 func TestAfterWatch(t *testing.T) {
 	watching := state{phase: phaseWatch, rv: "100", listRV: "0", synced: true, streaming: streamNo}
 	streamingWatch := watching
 	streamingWatch.streaming = streamYes
+	confirming := watching
+	confirming.phase = phaseConfirm
+	latest := state{phase: phaseList, rv: "100", synced: true, streaming: streamNo}
+	cut := errors.New("stream: unexpected EOF")
+	tests := []struct {
+		name      string
+		st        state
+		end       watchEnd
+		want      state
+		wantRetry retry
+	}{
+		{"our timeout ends it cleanly: resume at once", watching, watchEnd{err: io.EOF}, watching, retryNow},
+		{"a quiet watch at our timeout resumes at once too", watching, watchEnd{err: io.EOF, delivered: false}, watching, retryNow},
+		{"the server ended it early after events: confirm the RV at once", watching,
+			watchEnd{err: io.EOF, delivered: true, early: true}, confirming, retryNow},
+		{"the server ended it early with nothing: confirm after a backoff", watching,
+			watchEnd{err: io.EOF, early: true}, confirming, retryBackoff},
+		{"idle deadline: confirm at once", watching, watchEnd{err: fmt.Errorf("x: %w", watch.ErrIdleTimeout), early: true}, confirming, retryNow},
+		{"a cut after events resumes at once (no backoff)", watching, watchEnd{err: cut, delivered: true, early: true}, confirming, retryNow},
+		{"a cut before any event backs off", watching, watchEnd{err: cut, opened: true, lasted: 999 * time.Millisecond, early: true}, confirming, retryBackoff},
+		{"a cut after a quiet second resumes at once", watching, watchEnd{err: cut, opened: true, lasted: time.Second, early: true}, confirming, retryNow},
+		{"a refused connection backs off however long it took", watching, watchEnd{err: cut, lasted: time.Minute, early: true}, confirming, retryBackoff},
+		{"410 relists from the last RV, not from empty", watching, watchEnd{err: status(410, "Expired"), delivered: true, early: true},
+			state{phase: phaseList, rv: "100", listRV: "100", listMatch: watch.MatchNotOlderThan, synced: true, streaming: streamNo}, retryJitter},
+		{"410 with streaming relists by streaming from the last RV", streamingWatch, watchEnd{err: status(410, "Gone"), early: true},
+			state{phase: phaseStreamList, rv: "100", listRV: "100", listMatch: watch.MatchNotOlderThan, synced: true, streaming: streamYes}, retryJitter},
+		{"504 too large relists the latest state", watching, watchEnd{err: tooLarge(), early: true}, latest, retryNow},
+		{"429 on open keeps the RV and backs off", watching, watchEnd{err: status(429, ""), early: true}, confirming, retryBackoff},
+		{"500 on open keeps the RV and backs off", watching, watchEnd{err: status(500, ""), early: true}, confirming, retryBackoff},
+		{"a bad frame after events resumes at once", watching, watchEnd{err: errors.New("malformed frame at offset 10"), delivered: true, early: true}, confirming, retryNow},
+	}
+	for _, tt := range tests {
+		got, r := afterWatch(tt.st, tt.end)
+		if got != tt.want || r != tt.wantRetry {
+			t.Errorf("%s:\n got %+v retry %d\nwant %+v retry %d", tt.name, got, r, tt.want, tt.wantRetry)
+		}
+	}
+}
+
+func TestAfterConfirm(t *testing.T) {
+	confirming := state{phase: phaseConfirm, rv: "100", listRV: "0", synced: true, streaming: streamNo}
+	watching := confirming
+	watching.phase = phaseWatch
+	streaming := confirming
+	streaming.streaming = streamYes
 	tests := []struct {
 		name      string
 		st        state
@@ -74,18 +127,18 @@ func TestAfterWatch(t *testing.T) {
 		want      state
 		wantRetry retry
 	}{
-		{"clean end resumes at once", watching, io.EOF, watching, retryNow},
-		{"idle deadline resumes at once", watching, fmt.Errorf("x: %w", watch.ErrIdleTimeout), watching, retryNow},
-		{"410 relists from the last RV, not from empty", watching, status(410, "Expired"),
-			state{phase: phaseList, rv: "100", listRV: "100", listMatch: watch.MatchNotOlderThan, synced: true, streaming: streamNo}, retryJitter},
-		{"410 with streaming relists by streaming from the last RV", streamingWatch, status(410, "Gone"),
-			state{phase: phaseStreamList, rv: "100", listRV: "100", listMatch: watch.MatchNotOlderThan, synced: true, streaming: streamYes}, retryJitter},
-		{"429 keeps the RV", watching, status(429, ""), watching, retryBackoff},
-		{"500 keeps the RV", watching, status(500, ""), watching, retryBackoff},
-		{"bad frame keeps the RV", watching, errors.New("malformed frame at offset 10"), watching, retryBackoff},
+		{"the server has our RV: watch from it", confirming, nil, watching, retryNow},
+		{"the server is behind us: list its latest state", confirming, tooLarge(),
+			state{phase: phaseList, rv: "100", synced: true, streaming: streamNo}, retryNow},
+		{"behind us, streaming: stream its latest state", streaming, tooLarge(),
+			state{phase: phaseStreamList, rv: "100", synced: true, streaming: streamYes}, retryNow},
+		{"410: list the latest state", confirming, status(410, "Expired"),
+			state{phase: phaseList, rv: "100", synced: true, streaming: streamNo}, retryNow},
+		{"unreachable: ask again after a backoff", confirming, &net.OpError{Op: "dial", Err: errors.New("refused")}, confirming, retryBackoff},
+		{"a plain 504 is not too large", confirming, status(504, "Timeout"), confirming, retryBackoff},
 	}
 	for _, tt := range tests {
-		got, r := afterWatch(tt.st, tt.err)
+		got, r := afterConfirm(tt.st, tt.err)
 		if got != tt.want || r != tt.wantRetry {
 			t.Errorf("%s:\n got %+v retry %d\nwant %+v retry %d", tt.name, got, r, tt.want, tt.wantRetry)
 		}
@@ -110,6 +163,8 @@ func TestAfterStreamList(t *testing.T) {
 		{"410 from an RV falls back to empty", state{phase: phaseStreamList, listRV: "7", listMatch: watch.MatchNotOlderThan}, status(410, ""),
 			state{phase: phaseStreamList}, retryNow},
 		{"an early end backs off and retries streaming", unknown, errEndedEarly, unknown, retryBackoff},
+		{"504 too large from an RV streams the latest state", state{phase: phaseStreamList, listRV: "7", listMatch: watch.MatchNotOlderThan, streaming: streamYes},
+			tooLarge(), state{phase: phaseStreamList, streaming: streamYes}, retryNow},
 	}
 	for _, tt := range tests {
 		got, r := afterStreamList(tt.st, tt.err)

@@ -7,6 +7,9 @@ const (
 	phaseList       phase = iota // paginated list into a new store, then commit
 	phaseStreamList              // watch with sendInitialEvents into a new store, then commit, then watch
 	phaseWatch                   // watch from st.rv, applying events to the store
+	// phaseConfirm asks whether the server has reached st.rv before
+	// watching from it again, after a watch that ended early.
+	phaseConfirm
 )
 
 func (p phase) String() string {
@@ -17,6 +20,8 @@ func (p phase) String() string {
 		return "streaming-list"
 	case phaseWatch:
 		return "watch"
+	case phaseConfirm:
+		return "confirm"
 	}
 	return "unknown"
 }

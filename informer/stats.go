@@ -20,15 +20,25 @@ type stats struct {
 	errorsTotal     atomic.Int64
 	transformErrors atomic.Int64
 	storeErrors     atomic.Int64
+	confirms        atomic.Int64
 	connected       atomic.Bool
 	lastActivity    atomic.Int64 // unix nanos of the last event, bookmark or commit
 	listed          atomic.Int64 // objects received by the list in progress (or the last one)
 
 	lastRV atomic.Pointer[string] // the last RV seen; nil before any
 
-	mu        sync.Mutex
-	lastErr   error // nil once a later list or watch succeeded
-	lastErrAt time.Time
+	mu            sync.Mutex
+	lastErr       error // nil once a later list or watch succeeded
+	lastErrAt     time.Time
+	lastRefusal   error // the last object refused; kept
+	lastRefusalAt time.Time
+}
+
+// refusal records why the informer refused to cache an object.
+func (s *stats) refused(err error) {
+	s.mu.Lock()
+	s.lastRefusal, s.lastRefusalAt = err, time.Now()
+	s.mu.Unlock()
 }
 
 func (s *stats) touch(rv string) {
@@ -70,10 +80,14 @@ type Stats struct {
 	IdleTimeouts    int64 // watches ended by the idle deadline
 	Gone            int64 // 410 answers
 	Errors          int64 // other failed phases
-	TransformErrors int64
-	StoreErrors     int64 // objects the store refused (key or index errors)
-	HandlerBacklog  int   // pending keys summed over handlers
-	HandlerPanics   int64
+	TransformErrors int64 // objects Transform refused; they are not cached
+	StoreErrors     int64 // objects the store refused (key or index errors); they are not cached
+	// Confirms counts the checks that the server has reached the
+	// informer's resourceVersion, made before resuming a watch that ended
+	// early (see Health.ResourceVersion).
+	Confirms       int64
+	HandlerBacklog int // pending keys summed over handlers
+	HandlerPanics  int64
 	// Listed counts the objects received so far by the list in progress
 	// (or by the last list): progress for a large initial sync.
 	Listed int64
@@ -85,7 +99,7 @@ func (inf *Informer[T]) Stats() Stats {
 		Events: inf.stats.events.Load(), Relists: inf.stats.relists.Load(), Watches: inf.stats.watches.Load(),
 		IdleTimeouts: inf.stats.idleTimeouts.Load(), Gone: inf.stats.gone.Load(), Errors: inf.stats.errorsTotal.Load(),
 		TransformErrors: inf.stats.transformErrors.Load(), StoreErrors: inf.stats.storeErrors.Load(),
-		Listed: inf.stats.listed.Load(),
+		Confirms: inf.stats.confirms.Load(), Listed: inf.stats.listed.Load(),
 	}
 	inf.distMu.Lock()
 	for _, r := range inf.handlers {
@@ -110,6 +124,12 @@ type Health struct {
 	// opens; LastErrorTime says when it happened (kept after recovery).
 	LastError     error
 	LastErrorTime time.Time
+	// LastRefusal is why the informer last refused to cache an object
+	// (Transform failed, or the store could not key or index it), and
+	// LastRefusalTime when; zero if it never did. A refused object is
+	// absent from the store, never present in an older version.
+	LastRefusal     error
+	LastRefusalTime time.Time
 }
 
 // Health returns the informer's current health.
@@ -123,6 +143,7 @@ func (inf *Informer[T]) Health() Health {
 		h.ResourceVersion = *rv
 	}
 	h.LastError, h.LastErrorTime = inf.stats.lastErr, inf.stats.lastErrAt
+	h.LastRefusal, h.LastRefusalTime = inf.stats.lastRefusal, inf.stats.lastRefusalAt
 	inf.stats.mu.Unlock()
 	return h
 }

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/kwatch/kwatch/informer"
-	"github.com/kwatch/kwatch/internal/backoff"
 	"github.com/kwatch/kwatch/internal/chaosnet"
 	"github.com/kwatch/kwatch/internal/sim"
 	"github.com/kwatch/kwatch/queue"
@@ -128,7 +127,7 @@ func (r *run) build(addr string) error {
 	for _, s := range specs {
 		opts := informer.Options[*pod]{
 			Client: c, Resource: watch.Pods, Namespace: s.namespace, ListMode: s.mode, PageSize: 50,
-			Backoff:         backoff.Options{Initial: 50 * time.Millisecond, Max: time.Second},
+			Backoff:         informer.Backoff{Initial: 50 * time.Millisecond, Max: time.Second},
 			IdleTimeout:     2 * time.Second,
 			MinWatchTimeout: 20 * time.Second,
 			Logger:          r.cfg.Logger,
