@@ -3,31 +3,53 @@
 // for every change.
 //
 // The protocol, as a state machine (state.go, one transition function per
-// outcome in resume.go, which owns every resourceVersion decision):
+// outcome in resume.go, which owns every resourceVersion and retry
+// decision):
 //
 //	start ──► streaming list (watch?sendInitialEvents) ──end bookmark──► watch
 //	  │             │ server without support                               │
-//	  └──────────► paginated list (RV "0", 500 a page) ──commit──────────► │
+//	  └──────────► paginated list (RV "0", from the server's cache) ─────► │
 //	                 ▲  410 on watch: relist from the last RV (jittered)   │
+//	                 │  504 ResourceVersionTooLarge: relist from ""        │
 //	                 └─────────────────────────────────────────────────────┘
-//	watch: clean end or idle deadline ─► watch again from the last RV at once
-//	       429/5xx/network/bad frame   ─► watch again from the last RV after
-//	                                      Retry-After or backoff
+//	watch: our own timeoutSeconds passed ─► watch again from the last RV at once
+//	       ended early (cut, server restart, idle deadline, 429/5xx, bad frame)
+//	           ─► confirm: list 1 item at the last RV, NotOlderThan
+//	              at once if the stream worked (delivered events or stayed
+//	              open a second), else after Retry-After or backoff
+//	confirm: the server has the RV ─► watch from it
+//	         504 ResourceVersionTooLarge (the server is behind us) ─► list ""
 //	list:  410 ─► list again from RV "" (an expired continue token: one full list)
 //
+// The first paginated list asks for RV "0": the real server answers it from
+// its watch cache, whole (it ignores limit there), which is what keeps a
+// fleet of restarting clients off etcd. Later lists page by PageSize.
+//
 // Guarantees:
-//   - The store only ever holds a state the server had: a relist is built
-//     aside, page by page, and swapped in atomically.
-//   - Deletes are never lost: one missed while disconnected is found by the
-//     next relist and delivered with finalStateUnknown set.
+//   - Once the store reports resourceVersion N, every object in it is the
+//     server's state at N, and every object the server had at N is in it
+//     unless the informer refused it (Transform failed, or the store could
+//     not key or index it); a refused object is absent, never an older
+//     version (apply.go). A relist is built aside and swapped in atomically.
+//   - Deletes are never lost: one missed while disconnected, or removed by a
+//     restore of the server to an older state, is found by the next relist
+//     and delivered with finalStateUnknown set.
+//   - A watch is never resumed from an RV the server has not reached: after
+//     any early end, the server confirms the RV first. The real server
+//     answers a watch from a future RV with a silent stream, so without the
+//     confirmation a restored server would leave the cache stale for good.
 //   - Bookmarks advance the resourceVersion, so a resumed watch starts inside
 //     the server's history window.
 //   - A watch that receives no byte for Options.IdleTimeout is presumed dead
 //     and resumed, even over HTTP/1.1 where there are no pings.
+//   - Backoff is for attempts that fail; a stream that worked and broke
+//     resumes at once, and a server that accepts and cuts every stream still
+//     meets the backoff.
 //   - Each handler has its own goroutine and its own queue. Changes to one
 //     key coalesce while the handler is busy (it gets one call from the state
 //     it saw to the newest), so its backlog is bounded by the number of
 //     objects, a slow handler delays no other, and the watch keeps reading.
+//   - Readers get a store.View: only the informer writes to its cache.
 //   - Run owns every goroutine the informer starts and waits for them all
 //     before it returns; New starts none.
 //

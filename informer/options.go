@@ -15,7 +15,6 @@ const (
 	DefaultPageSize        = 500
 	DefaultMinWatchTimeout = 5 * time.Minute
 	DefaultIdleTimeout     = 150 * time.Second
-	DefaultHandlerBacklog  = 1 << 20
 )
 
 // ListMode chooses how the informer fetches the initial state.
@@ -48,7 +47,9 @@ type Options[T watch.Object] struct {
 
 	// ListMode picks streaming or paginated lists; ListAuto.
 	ListMode ListMode
-	// PageSize is the limit of each list page; 500.
+	// PageSize is the limit of each list page; 500. The real server
+	// ignores it for the first list, at RV "0", which it answers whole
+	// from its watch cache (list-pods-rv0-limit2.json).
 	PageSize int64
 	// MetadataOnly asks the server for PartialObjectMetadata; use it with
 	// T = *metav1.PartialObjectMetadata or a type holding only metadata.
@@ -59,6 +60,9 @@ type Options[T watch.Object] struct {
 	// error drops the object with a logged error and counts it in Stats.
 	Transform func(T) (T, error)
 	// Key names an object in the store; store.MetaKey ("namespace/name").
+	// It must depend only on what never changes between versions of an
+	// object (namespace, name, uid): a delete finds the stored object by
+	// the key of its final state.
 	Key store.KeyFunc[T]
 	// Indexers are extra store indexes; the namespace index is built in.
 	Indexers map[string]store.IndexFunc[T]
