@@ -4,8 +4,10 @@
 // Guarantees:
 //   - Readers (Get, GetByObject, List, ListKeys, Len, ByIndex, IndexKeys,
 //     IndexValues, ResourceVersion, Snapshot) run concurrently with each
-//     other and with the writer, under a shared lock; each sees one
-//     consistent state, never a half-applied write.
+//     other under a shared lock; a write holds the lock alone only to apply
+//     itself (its key and index values are computed before), so each reader
+//     sees one consistent state, never a half-applied write. View offers
+//     readers these methods and no others.
 //   - Objects are shared, not copied: what Upsert takes and what readers
 //     return is the same value. Nobody may mutate it.
 //   - Indexes are exact: after every write an index value maps to exactly
