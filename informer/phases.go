@@ -8,8 +8,6 @@ import (
 	"math/rand/v2"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/kwatch/kwatch/watch"
 )
 
@@ -165,10 +163,11 @@ func (inf *Informer[T]) consume(st state, stream *watch.Stream[T]) (state, watch
 
 // confirm asks the server whether it has reached st.rv, with the cheapest
 // list that says so: one item, at resourceVersion=st.rv with
-// resourceVersionMatch=NotOlderThan, under the informer's own namespace and
-// selectors (so the same RBAC that lets it watch lets it ask). The real
-// server answers at once when it has reached the RV, and with 504
-// ResourceVersionTooLarge after about 3 s when it has not.
+// resourceVersionMatch=NotOlderThan, under the informer's own namespace,
+// selectors and encoding (so any server and any RBAC that let it list let
+// it ask). The real server answers at once when it has reached the RV, and
+// with 504 ResourceVersionTooLarge after about 3 s when it has not. The
+// item is read and dropped.
 func (inf *Informer[T]) confirm(ctx context.Context, st state) error {
 	o := &inf.opts
 	opts := watch.ListOptions{
@@ -177,11 +176,11 @@ func (inf *Informer[T]) confirm(ctx context.Context, st state) error {
 		ResourceVersion:      st.rv,
 		ResourceVersionMatch: watch.MatchNotOlderThan,
 		Limit:                1,
-		MetadataOnly:         true,
+		MetadataOnly:         o.MetadataOnly,
 		IdleTimeout:          max(o.IdleTimeout, 0),
 	}
 	inf.stats.confirms.Add(1)
-	_, err := watch.ListEach(ctx, o.Client, o.Resource, o.Namespace, opts, func(*metav1.PartialObjectMetadata) error { return nil })
+	_, err := watch.ListEach(ctx, o.Client, o.Resource, o.Namespace, opts, func(T) error { return nil })
 	return err
 }
 

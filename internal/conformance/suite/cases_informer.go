@@ -52,9 +52,9 @@ func testInformerChurn(t T, e *Env) {
 }
 
 // testInformerRecovery: an informer cut off from a storage-backed server
-// while the namespace changes and its resourceVersion is compacted comes
-// back to a 410, relists and holds exactly the server's state again,
-// deletes missed while away included.
+// while the namespace changes and its resourceVersion is compacted confirms
+// its RV, comes back to a 410, relists and holds exactly the server's state
+// again, deletes missed while away included.
 func testInformerRecovery(t T, e *Env) {
 	names := podNames("r", 20)
 	createPods(t, e, names, nil)
@@ -89,6 +89,9 @@ func testInformerRecovery(t T, e *Env) {
 	after := inf.Stats()
 	require.Greater(t, after.Gone, before.Gone, "no 410 seen: stats before %+v, after %+v", before, after)
 	require.Greater(t, after.Relists, before.Relists, "no relist: stats before %+v, after %+v", before, after)
+	// The cut ended the watch early: the informer asked the server to
+	// confirm its RV (a one-item NotOlderThan list) before watching again.
+	require.Greater(t, after.Confirms, before.Confirms, "no confirmation: stats before %+v, after %+v", before, after)
 }
 
 // startProxy runs a harness.Proxy to the host of base until the case ends.
