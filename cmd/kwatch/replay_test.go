@@ -24,13 +24,14 @@ type replica struct {
 	mu      sync.Mutex
 	objects map[string]string // namespace/name -> resourceVersion
 	events  map[string]int    // count per event type
+	deleted map[string]int    // namespace/name -> DELETED events printed for it
 	err     error             // a decoding error or an unknown event type
 	changed chan struct{}     // closed and replaced by every apply and fail
 	ended   chan struct{}
 }
 
 func replay(r io.Reader) *replica {
-	rp := &replica{objects: map[string]string{}, events: map[string]int{},
+	rp := &replica{objects: map[string]string{}, events: map[string]int{}, deleted: map[string]int{},
 		changed: make(chan struct{}), ended: make(chan struct{})}
 	go func() { // ends when the process closes its stdout
 		defer close(rp.ended)
@@ -63,6 +64,7 @@ func (rp *replica) apply(typ, key, rv string) {
 		rp.objects[key] = rv
 	case "DELETED":
 		delete(rp.objects, key)
+		rp.deleted[key]++
 	default:
 		rp.err = fmt.Errorf("unexpected event type %q for %s", typ, key)
 	}
@@ -106,7 +108,10 @@ func (rp *replica) waitUntil(t *testing.T, what string, cond func(objects map[st
 		case <-rp.ended:
 			ended = true // look once more: the last event may have come with the end
 		case <-timeout:
-			t.Fatalf("%s: not within %s", what, wait)
+			rp.mu.Lock()
+			n, events := len(rp.objects), maps.Clone(rp.events)
+			rp.mu.Unlock()
+			t.Fatalf("%s: not within %s (the replica holds %d objects; events printed: %v)", what, wait, n, events)
 		}
 	}
 }
@@ -117,10 +122,21 @@ func (rp *replica) snapshot() (map[string]string, map[string]int, error) {
 	return maps.Clone(rp.objects), maps.Clone(rp.events), rp.err
 }
 
+// deletes returns how many DELETED events were printed so far, per object.
+func (rp *replica) deletes() map[string]int {
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	return maps.Clone(rp.deleted)
+}
+
 // injectFaults disconnects kwatch in every way the simulator knows, one
-// after another, each once kwatch is watching again after the previous.
-func injectFaults(t *testing.T, srv *sim.Server) {
+// after another: each fault must fire (be applied to one of kwatch's
+// requests, not just queued) and kwatch must watch again before the next.
+// Watch faults fire only on a watch that gets events, so the server must
+// be changing meanwhile. It returns the faults dealt, per kind.
+func injectFaults(t *testing.T, srv *sim.Server) map[sim.FaultType]int64 {
 	t.Helper()
+	fs := &faultSchedule{t: t, srv: srv, dealt: map[sim.FaultType]int64{}}
 	watches := func() uint64 { return srv.Stats().ByResource["pods"].Watch }
 	reconnected := func(after uint64) {
 		eventually(t, "kwatch watches again", func() bool {
@@ -128,31 +144,91 @@ func injectFaults(t *testing.T, srv *sim.Server) {
 		})
 	}
 	n := watches()
-	srv.DropWatches(false) // a server restart that keeps its history: resume from the last RV
+	fs.dropWatches(false) // a server restart that keeps its history: resume from the last RV
+	fs.awaitFired()
 	reconnected(n)
 
 	n = watches()
-	require.NoError(t, srv.InjectFault(sim.Fault{Type: sim.FaultCutWatch, Match: "watch", Resource: "pods", AfterEvents: 3}))
-	srv.DropWatches(false) // the resumed watch is cut in the middle of a frame
+	fs.inject(sim.Fault{Type: sim.FaultCutWatch, Match: "watch", Resource: "pods", AfterEvents: 3})
+	fs.dropWatches(false) // the resumed watch is cut in the middle of a frame
+	fs.awaitFired()
 	reconnected(n + 1)
 
 	// A longer outage: the watch fails for a while, objects are deleted
 	// meanwhile, and the history is gone when it comes back (410, relist).
 	n = watches()
-	require.NoError(t, srv.InjectFault(sim.Fault{Type: sim.FaultError, Match: "watch", Resource: "pods", Code: 503, Count: 2, RetryAfterSeconds: 1}))
-	srv.DropWatches(true)
+	fs.inject(sim.Fault{Type: sim.FaultError, Match: "watch", Resource: "pods", Code: 503, Count: 2, RetryAfterSeconds: 1})
+	fs.dropWatches(true)
 	deleteSome(t, srv, 10)
+	fs.awaitFired()
 	reconnected(n + 2)
 
 	n = watches()
-	srv.Compact() // resuming from any earlier RV now gets 410
-	srv.DropWatches(false)
+	fs.compact() // resuming from any earlier RV now gets 410
+	fs.dropWatches(false)
+	fs.awaitFired()
 	reconnected(n)
 
 	n = watches()
-	require.NoError(t, srv.InjectFault(sim.Fault{Type: sim.FaultSplitWrites, Match: "watch", Resource: "pods"}))
-	srv.DropWatches(false)
+	fs.inject(sim.Fault{Type: sim.FaultSplitWrites, Match: "watch", Resource: "pods"})
+	fs.dropWatches(false)
+	fs.awaitFired()
 	reconnected(n)
+	return fs.dealt
+}
+
+// faultSchedule deals faults to a simulator and counts them per kind, so a
+// test can wait until each has fired: a request fault when the simulator
+// applied it to a request (an error answered, a watch cut, a body split),
+// which a fault that was queued, or taken by a request that ended first,
+// has not; an action (drop watches, compact) when it was performed.
+// Used by one goroutine.
+type faultSchedule struct {
+	t     *testing.T
+	srv   *sim.Server
+	dealt map[sim.FaultType]int64 // per kind, the firings asked for since the server was made
+}
+
+// inject queues request fault f, which fires Count times (0 means 1).
+func (fs *faultSchedule) inject(f sim.Fault) {
+	fs.t.Helper()
+	require.GreaterOrEqual(fs.t, f.Count, 0, "a fault for every request until cleared has no count to wait for")
+	require.NoError(fs.t, fs.srv.InjectFault(f))
+	fs.dealt[f.Type] += int64(max(f.Count, 1))
+}
+
+func (fs *faultSchedule) dropWatches(loseHistory bool) {
+	fs.srv.DropWatches(loseHistory)
+	fs.dealt[sim.ActionDropWatches]++
+}
+
+func (fs *faultSchedule) compact() {
+	fs.srv.Compact()
+	fs.dealt[sim.ActionCompact]++
+}
+
+// awaitFired waits until every kind dealt has fired as often as it was
+// dealt, and fails naming the kinds that fell short. It polls: the
+// simulator announces no firing.
+func (fs *faultSchedule) awaitFired() {
+	fs.t.Helper()
+	deadline := time.Now().Add(wait)
+	for {
+		fired := fs.srv.FiredFaults()
+		short := map[sim.FaultType]string{}
+		for kind, n := range fs.dealt {
+			if fired[kind] < n {
+				short[kind] = fmt.Sprintf("dealt %d, fired %d", n, fired[kind])
+			}
+		}
+		if len(short) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			fs.t.Fatalf("faults dealt but not fired within %s: %v (pending %v)", wait, short, fs.srv.Faults())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // deleteSome deletes n pods straight on the server.
@@ -194,22 +270,27 @@ func TestReplayAfterFaults(t *testing.T) {
 	rp := replay(p.stdout)
 	rp.waitUntil(t, "initial list replayed", func(got map[string]string, _ map[string]int) bool { return len(got) == 150 })
 
+	// The churn runs until every fault has fired: a watch fault fires only
+	// on a watch that gets events.
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	churn, err := sim.NewChurn(srv, sim.ChurnOptions{Namespaces: 3, Rate: 200, Events: 1500, Seed: 3})
+	churn, err := sim.NewChurn(srv, sim.ChurnOptions{Namespaces: 3, Rate: 200, Seed: 3})
 	require.NoError(t, err)
-	churnDone := make(chan error, 1)
-	go func() { churnDone <- churn.Run(ctx) }() // waited for below
+	var churnErr error
+	churnDone := make(chan struct{})
+	go func() { defer close(churnDone); churnErr = churn.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-churnDone }) // also when the test fails first
 
-	injectFaults(t, srv)
-	require.GreaterOrEqual(t, srv.Stats().FaultsInjected, uint64(4), "the faults were applied")
+	dealt := injectFaults(t, srv)
+	require.Equal(t, dealt, srv.FiredFaults(), "every fault dealt fired as often as dealt, and nothing else fired")
 
+	cancel()
 	select {
-	case err := <-churnDone:
-		require.NoError(t, err)
+	case <-churnDone:
+		require.NoError(t, churnErr)
 	case <-time.After(wait):
-		t.Fatalf("churn did not finish within %s", wait)
+		t.Fatalf("churn did not stop within %s", wait)
 	}
+	require.Positive(t, churn.Events(), "the churn made changes")
 	want := serverPods(t, srv)
 	rp.waitUntil(t, "printed events replay to the server's state", func(got map[string]string, _ map[string]int) bool {
 		return maps.Equal(got, want)
