@@ -49,7 +49,9 @@ func (inf *Informer[T]) apply(st state, ev watch.Event[T]) state {
 	rv := ev.Object.GetResourceVersion()
 	inf.stats.touch(rv)
 	if ev.Type == watch.Bookmark {
-		inf.store.SetResourceVersion(rv)
+		if rv != "" {
+			inf.store.SetResourceVersion(rv)
+		}
 		return afterBookmark(st, rv)
 	}
 	if rv != "" {
@@ -87,7 +89,9 @@ func (inf *Informer[T]) upsertLocked(ev watch.Event[T], rv string) {
 		inf.stats.storeErrors.Add(1)
 	}
 	inf.refused(ev.Object, string(ev.Type), err)
-	inf.removeLocked(ev.Object, obj, false, rv)
+	// The object still exists on the server: its removal here is inferred,
+	// as a relist that drops it would report it (finalStateUnknown).
+	inf.removeLocked(ev.Object, obj, false, true, rv)
 }
 
 // deleteLocked removes a DELETED object's key. distMu is held.
@@ -98,7 +102,7 @@ func (inf *Informer[T]) deleteLocked(ev watch.Event[T], rv string) {
 		// find the key from the object as the server sent it.
 		inf.refused(ev.Object, string(ev.Type), err)
 	}
-	inf.removeLocked(ev.Object, obj, err == nil, rv)
+	inf.removeLocked(ev.Object, obj, err == nil, false, rv)
 }
 
 // removeLocked removes the stored version of the object the server sent as
@@ -107,15 +111,20 @@ func (inf *Informer[T]) deleteLocked(ev watch.Event[T], rv string) {
 // object's namespace and name, so a key function that fails on one version
 // of an object still leaves no earlier version behind. Handlers get obj as
 // the final state when it was accepted (finalOK), else the last state they
-// were given: never an object Transform refused. distMu is held.
-func (inf *Informer[T]) removeLocked(raw, obj T, finalOK bool, rv string) {
+// were given: never an object Transform refused. unknown is the delete's
+// finalStateUnknown. A key that cannot be computed is counted and logged
+// here, unless the event was refused (and so counted) already. distMu is
+// held.
+func (inf *Informer[T]) removeLocked(raw, obj T, finalOK, unknown bool, rv string) {
 	key, err := inf.store.Key(obj)
 	if err != nil {
 		key, err = inf.store.Key(raw)
 	}
 	if err != nil {
-		inf.stats.storeErrors.Add(1)
-		inf.refused(raw, "key", err)
+		if finalOK {
+			inf.stats.storeErrors.Add(1)
+			inf.refused(raw, "key", err)
+		}
 		key = inf.keyByNameLocked(raw.GetNamespace(), raw.GetName())
 		if key == "" {
 			inf.store.SetResourceVersion(rv)
@@ -128,7 +137,7 @@ func (inf *Informer[T]) removeLocked(raw, obj T, finalOK bool, rv string) {
 			final = obj
 		}
 		for _, r := range inf.handlers {
-			r.q.remove(key, last, final, false)
+			r.q.remove(key, last, final, unknown)
 		}
 	}
 }
@@ -163,9 +172,11 @@ func (inf *Informer[T]) addListed(repl *store.Replacement[T], obj T) {
 // for new keys, updates for changed objects, and deletes with
 // finalStateUnknown for keys that vanished while the informer was not
 // watching. An object counts as changed when its resourceVersion or its
-// UID differs: a server restored to an older state reuses resourceVersions,
-// and a deleted and re-created object has a new UID.
-func (inf *Informer[T]) commit(repl *store.Replacement[T], rv string) {
+// UID differs: a deleted and re-created object has a new UID. With
+// distrust every object kept is reported as updated: a server restored to
+// an older state reuses resourceVersions, so an object can come back with
+// our RV and UID and other content.
+func (inf *Informer[T]) commit(repl *store.Replacement[T], rv string, distrust bool) {
 	inf.distMu.Lock()
 	defer inf.distMu.Unlock()
 	initial := !inf.synced.Load()
@@ -184,7 +195,7 @@ func (inf *Informer[T]) commit(repl *store.Replacement[T], rv string) {
 			switch {
 			case !had:
 				r.q.add(key, obj, initial)
-			case changed(prev, obj):
+			case distrust || changed(prev, obj):
 				r.q.update(key, prev, obj)
 			}
 		}

@@ -18,7 +18,8 @@
 //	              at once if the stream worked (delivered events or stayed
 //	              open a second), else after Retry-After or backoff
 //	confirm: the server has the RV ─► watch from it
-//	         504 ResourceVersionTooLarge (the server is behind us) ─► list ""
+//	         504 ResourceVersionTooLarge (the server is behind us), an older
+//	         RV in the answer, a refusal, or 3 failures in a row ─► list ""
 //	list:  410 ─► list again from RV "" (an expired continue token: one full list)
 //
 // The first paginated list asks for RV "0": the real server answers it from
@@ -31,20 +32,25 @@
 //     unless the informer refused it (Transform failed, or the store could
 //     not key or index it); a refused object is absent, never an older
 //     version (apply.go). A relist is built aside and swapped in atomically.
-//   - Deletes are never lost: one missed while disconnected, or removed by a
-//     restore of the server to an older state, is found by the next relist
-//     and delivered with finalStateUnknown set.
+//   - Deletes are never lost: one missed while disconnected is found by the
+//     next relist and delivered with finalStateUnknown set.
 //   - A watch is never resumed from an RV the server has not reached: after
 //     any early end, the server confirms the RV first. The real server
 //     answers a watch from a future RV with a silent stream, so without the
 //     confirmation a restored server would leave the cache stale for good.
+//     Found behind, it is relisted from "", every kept object reported as
+//     updated (it reuses RVs). A confirmation refused, or failing three
+//     times in a row, ends in a relist too. A restored server that has
+//     already written past our RV when asked cannot be told apart by RV; the
+//     restore must move etcd's revision forward and compact for a 410.
 //   - Bookmarks advance the resourceVersion, so a resumed watch starts inside
 //     the server's history window.
 //   - A watch that receives no byte for Options.IdleTimeout is presumed dead
 //     and resumed, even over HTTP/1.1 where there are no pings.
 //   - Backoff is for attempts that fail; a stream that worked and broke
-//     resumes at once, and a server that accepts and cuts every stream still
-//     meets the backoff.
+//     resumes at once, and only a working stream resets the backoff, so a
+//     server that cuts every stream, answers every watch with 410 or every
+//     list from "" with 504 still meets it.
 //   - Each handler has its own goroutine and its own queue. Changes to one
 //     key coalesce while the handler is busy (it gets one call from the state
 //     it saw to the newest), so its backlog is bounded by the number of

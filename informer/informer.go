@@ -157,20 +157,22 @@ type outcome struct {
 func (inf *Informer[T]) step(ctx context.Context, st state) outcome {
 	switch st.phase {
 	case phaseList:
+		// A committed list alone does not reset the backoff: a server whose
+		// watches all fail at once would otherwise be relisted in a loop.
 		rv, continuing, err := inf.list(ctx, st)
 		next, r := afterList(st, err, rv, continuing)
-		return outcome{st: next, retry: r, err: err, progress: err == nil}
+		return outcome{st: next, retry: r, err: err}
 	case phaseStreamList:
 		next, end, committed := inf.streamList(ctx, st)
 		if committed {
 			next, r := afterWatch(next, end)
-			return outcome{st: next, retry: r, err: end.err, progress: true}
+			return outcome{st: next, retry: r, err: end.err, progress: end.worked()}
 		}
 		next, r := afterStreamList(next, end.err)
 		return outcome{st: next, retry: r, err: end.err}
 	case phaseConfirm:
-		err := inf.confirm(ctx, st)
-		next, r := afterConfirm(st, err)
+		serverRV, err := inf.confirm(ctx, st)
+		next, r := afterConfirm(st, err, serverRV)
 		return outcome{st: next, retry: r, err: err}
 	default:
 		next, end := inf.watch(ctx, st)

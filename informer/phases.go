@@ -52,7 +52,7 @@ func (inf *Informer[T]) list(ctx context.Context, st state) (rv string, continui
 			if meta.ResourceVersion == "" {
 				return "", false, errors.New("list answer has no metadata.resourceVersion: cannot watch from it")
 			}
-			inf.commit(repl, meta.ResourceVersion)
+			inf.commit(repl, meta.ResourceVersion, st.distrust)
 			return meta.ResourceVersion, false, nil
 		}
 		// The continue token carries the list's RV; sending an RV beside
@@ -84,6 +84,7 @@ func (inf *Informer[T]) streamList(ctx context.Context, st state) (state, watchE
 		return st, watchEnd{err: err, early: true}, false
 	}
 	defer stream.Close()
+	opened := time.Now()
 	repl := inf.store.NewReplacement()
 	inf.stats.listed.Store(0)
 	for {
@@ -101,9 +102,9 @@ func (inf *Informer[T]) streamList(ctx context.Context, st state) (state, watchE
 		case watch.Bookmark:
 			if ev.Object.GetAnnotations()[watch.InitialEventsEndAnnotation] == "true" {
 				rv := ev.Object.GetResourceVersion()
-				inf.commit(repl, rv)
+				inf.commit(repl, rv, st.distrust)
 				stream.SetParallelism(inf.opts.Decoder.Parallelism)
-				st.rv, st.phase, st.synced, st.fullList = rv, phaseWatch, true, false
+				st.rv, st.phase, st.synced, st.fullList, st.distrust = rv, phaseWatch, true, false, false
 				if st.streaming == streamUnknown {
 					st.streaming = streamYes
 				}
@@ -111,7 +112,7 @@ func (inf *Informer[T]) streamList(ctx context.Context, st state) (state, watchE
 				// The list part delivered the whole state: the stream made
 				// progress whatever its watch part did.
 				end.delivered = true
-				end.lasted = time.Since(started)
+				end.lasted = time.Since(opened)
 				end.early = endedEarly(end.err, started, timeout)
 				return st, end, true
 			}
@@ -130,8 +131,9 @@ func (inf *Informer[T]) watch(ctx context.Context, st state) (state, watchEnd) {
 		return st, watchEnd{err: err, early: true}
 	}
 	defer stream.Close()
+	opened := time.Now()
 	st, end := inf.consume(st, stream)
-	end.lasted = time.Since(started)
+	end.lasted = time.Since(opened)
 	end.early = endedEarly(end.err, started, timeout)
 	return st, end
 }
@@ -140,9 +142,10 @@ func (inf *Informer[T]) watch(ctx context.Context, st state) (state, watchEnd) {
 // asked for: by anything but a clean end at or after that deadline.
 // started is taken before the request is sent and the server counts the
 // timeout from when it received it, so a clean end that our timeout caused
-// is never early here.
+// is never early here. A watch sent without a timeout (MinWatchTimeout
+// under a second) has no deadline of ours: every end of it is early.
 func endedEarly(err error, started time.Time, timeout time.Duration) bool {
-	return !errors.Is(err, io.EOF) || time.Since(started) < timeout
+	return !errors.Is(err, io.EOF) || timeout <= 0 || time.Since(started) < timeout
 }
 
 // consume applies the stream's events until it ends.
@@ -167,8 +170,10 @@ func (inf *Informer[T]) consume(st state, stream *watch.Stream[T]) (state, watch
 // selectors and encoding (so any server and any RBAC that let it list let
 // it ask). The real server answers at once when it has reached the RV, and
 // with 504 ResourceVersionTooLarge after about 3 s when it has not. The
-// item is read and dropped.
-func (inf *Informer[T]) confirm(ctx context.Context, st state) error {
+// item is read and dropped; the list's own RV is returned. The idle
+// deadline does not apply (the server's answer may take those 3 s before
+// the first byte): confirmTimeout bounds the whole request instead.
+func (inf *Informer[T]) confirm(ctx context.Context, st state) (string, error) {
 	o := &inf.opts
 	opts := watch.ListOptions{
 		LabelSelector:        o.LabelSelector,
@@ -177,12 +182,17 @@ func (inf *Informer[T]) confirm(ctx context.Context, st state) error {
 		ResourceVersionMatch: watch.MatchNotOlderThan,
 		Limit:                1,
 		MetadataOnly:         o.MetadataOnly,
-		IdleTimeout:          max(o.IdleTimeout, 0),
 	}
 	inf.stats.confirms.Add(1)
-	_, err := watch.ListEach(ctx, o.Client, o.Resource, o.Namespace, opts, func(T) error { return nil })
-	return err
+	ctx, cancel := context.WithTimeout(ctx, confirmTimeout)
+	defer cancel()
+	meta, err := watch.ListEach(ctx, o.Client, o.Resource, o.Namespace, opts, func(T) error { return nil })
+	return meta.ResourceVersion, err
 }
+
+// confirmTimeout bounds one confirmation: well above the real server's
+// 3 s wait for an RV it has not reached.
+const confirmTimeout = 30 * time.Second
 
 // openWatch opens a watch from rv and returns it with the timeoutSeconds
 // it asked of the server.

@@ -37,6 +37,9 @@ func runRestore(t *testing.T, mode ListMode) {
 	}
 	opts := memOptions(t, n, "api:80")
 	opts.ListMode = mode
+	// An idle deadline shorter than the server's 3 s wait before its 504:
+	// the confirmation must not be cut by it.
+	opts.IdleTimeout = 2 * time.Second
 	inf, err := New(opts)
 	require.NoError(t, err)
 	rep := newReplayer()

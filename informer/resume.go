@@ -3,6 +3,7 @@ package informer
 import (
 	"errors"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/kwatch/kwatch/watch"
@@ -49,14 +50,19 @@ func initialState(mode ListMode) state {
 func afterList(st state, err error, listedRV string, continuing bool) (state, retry) {
 	if err == nil {
 		// The list is the new truth: watch from its RV.
-		st.rv, st.phase, st.fullList, st.synced = listedRV, phaseWatch, false, true
+		st.rv, st.phase, st.fullList, st.synced, st.distrust = listedRV, phaseWatch, false, true, false
 		return st, retryNow
 	}
 	if watch.IsResourceVersionTooLarge(err) {
 		// The server is behind the RV we asked for: it was restored to an
 		// older state (an etcd restore, a replaced control plane). Only a
-		// consistent list of what it has now is the truth.
-		return relistLatest(st), retryNow
+		// consistent list of what it has now is the truth. A server that
+		// answers this even to a list from "" (its cache lags etcd) gets
+		// the backoff, not a loop.
+		if st.listRV == "" {
+			return st, retryBackoff
+		}
+		return relistLatest(st), retryJitter
 	}
 	if watch.IsGone(err) {
 		if continuing {
@@ -104,8 +110,12 @@ func afterStreamList(st state, err error) (state, retry) {
 	case watch.IsResourceVersionTooLarge(err):
 		// A streaming list from an RV the server has not reached: it
 		// answers with an ERROR event carrying 504 ResourceVersionTooLarge
-		// (watch-pods-future-rv-streaming.txt). Relist its current state.
-		return relistLatest(st), retryNow
+		// (watch-pods-future-rv-streaming.txt). Relist its current state;
+		// from "" already, back off instead.
+		if st.listRV == "" {
+			return st, retryBackoff
+		}
+		return relistLatest(st), retryJitter
 	case watch.IsGone(err) && st.listRV != "":
 		st.listRV, st.listMatch = "", ""
 		return st, retryNow
@@ -115,10 +125,14 @@ func afterStreamList(st state, err error) (state, retry) {
 
 // relistLatest makes the next phase a list of the server's latest state
 // (RV "", a consistent read). The commit that follows delivers, as
-// deletes with finalStateUnknown, every object the server no longer has.
+// deletes with finalStateUnknown, every object the server no longer has,
+// and (distrust) an update for every object it kept: a restored server
+// reuses resourceVersions, so an equal RV no longer proves equal content.
 func relistLatest(st state) state {
 	st.listRV, st.listMatch = "", ""
 	st.phase = st.listPhase()
+	st.distrust = true
+	st.confirmFailures = 0
 	return st
 }
 
@@ -185,12 +199,22 @@ func afterWatch(st state, end watchEnd) (state, retry) {
 		// Our RV fell out of the server's history. Relist from that same
 		// RV (not ""): the real server answers such a list from its cache
 		// without a quorum read, so a thousand clients hitting the same 410
-		// do not storm etcd. The jitter spreads them in time too.
+		// do not storm etcd. The jitter spreads them in time too. A 410
+		// again before any watch worked since the last relist is a server
+		// that keeps refusing: back off rather than list in a loop.
+		r := retryJitter
+		if st.relisted && !end.worked() {
+			r = retryBackoff
+		}
 		st.listRV, st.listMatch = st.rv, watch.MatchNotOlderThan
 		st.phase = st.listPhase()
-		return st, retryJitter
+		st.relisted = true
+		return st, r
 	case watch.IsResourceVersionTooLarge(err):
-		return relistLatest(st), retryNow
+		return relistLatest(st), retryJitter
+	}
+	if end.worked() {
+		st.relisted = false
 	}
 	if end.early {
 		st.phase = phaseConfirm
@@ -214,24 +238,50 @@ func afterWatch(st state, end watchEnd) (state, retry) {
 	return st, retryBackoff
 }
 
+// maxConfirmFailures is how many confirmations in a row may fail (the
+// server unreachable, overloaded, or its answer too slow for the client's
+// deadlines) before the informer stops asking and relists from "": a relist
+// is always safe, and an informer must never wait for good on a question.
+const maxConfirmFailures = 3
+
 // afterConfirm decides what follows the check of an unconfirmed RV: a
-// one-item list at resourceVersion=rv&resourceVersionMatch=NotOlderThan.
-func afterConfirm(st state, err error) (state, retry) {
+// one-item list at resourceVersion=rv&resourceVersionMatch=NotOlderThan
+// that answered serverRV.
+func afterConfirm(st state, err error, serverRV string) (state, retry) {
 	switch {
+	case err == nil && behind(serverRV, st.rv):
+		// A server that ignores NotOlderThan answers with an older state:
+		// it is behind us all the same.
+		return relistLatest(st), retryJitter
 	case err == nil:
 		// The server has reached our RV: the cache is its state at that
 		// RV, and a watch from it misses nothing.
-		st.phase = phaseWatch
+		st.phase, st.confirmFailures = phaseWatch, 0
 		return st, retryNow
 	case watch.IsResourceVersionTooLarge(err):
 		// The real server waits about 3 s for an RV it has not reached,
 		// then answers 504 ResourceVersionTooLarge (list-pods-future-rv.txt):
-		// it is behind us, so it was restored to an older state.
-		return relistLatest(st), retryNow
-	case watch.IsGone(err):
-		return relistLatest(st), retryNow
+		// it is behind us, so it was restored to an older state. Jittered:
+		// every client of a restored server learns it at once.
+		return relistLatest(st), retryJitter
+	case watch.IsGone(err), isRefusal(err):
+		// A server that refuses the question (an aggregated API without
+		// resourceVersionMatch, say) cannot answer it: list instead.
+		return relistLatest(st), retryJitter
+	}
+	if st.confirmFailures++; st.confirmFailures >= maxConfirmFailures {
+		return relistLatest(st), retryBackoff
 	}
 	return st, retryBackoff
+}
+
+// behind reports whether the server's RV is below ours, when both are the
+// decimal numbers every kube-apiserver sends. resourceVersions are opaque
+// to clients in general; one that does not parse proves nothing.
+func behind(server, ours string) bool {
+	s, err1 := strconv.ParseUint(server, 10, 64)
+	o, err2 := strconv.ParseUint(ours, 10, 64)
+	return err1 == nil && err2 == nil && s < o
 }
 
 // afterBookmark records the RV a bookmark carries: resuming from it after a

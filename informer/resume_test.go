@@ -52,7 +52,11 @@ func TestAfterList(t *testing.T) {
 		{"expired continue takes one full list", base, status(410, "Expired"), true,
 			state{phase: phaseList, listRV: "", fullList: true, streaming: streamNo}, retryNow},
 		{"504 too large falls back to RV empty", state{phase: phaseList, listRV: "7", listMatch: watch.MatchNotOlderThan, streaming: streamNo}, tooLarge(), false,
-			state{phase: phaseList, streaming: streamNo}, retryNow},
+			state{phase: phaseList, streaming: streamNo, distrust: true}, retryJitter},
+		{"504 too large at RV empty backs off instead of spinning", state{phase: phaseList, streaming: streamNo}, tooLarge(), false,
+			state{phase: phaseList, streaming: streamNo}, retryBackoff},
+		{"success clears distrust", state{phase: phaseList, streaming: streamNo, distrust: true}, nil, false,
+			state{phase: phaseWatch, rv: "42", streaming: streamNo, synced: true}, retryNow},
 		{"429 keeps the RV", base, status(429, "TooManyRequests"), false, base, retryBackoff},
 		{"503 keeps the RV", base, status(503, "ServiceUnavailable"), false, base, retryBackoff},
 		{"network error keeps the RV", base, &net.OpError{Op: "dial", Err: errors.New("refused")}, false, base, retryBackoff},
@@ -77,7 +81,12 @@ func TestAfterWatch(t *testing.T) {
 	streamingWatch.streaming = streamYes
 	confirming := watching
 	confirming.phase = phaseConfirm
-	latest := state{phase: phaseList, rv: "100", synced: true, streaming: streamNo}
+	latest := state{phase: phaseList, rv: "100", synced: true, streaming: streamNo, distrust: true}
+	relisting := state{phase: phaseList, rv: "100", listRV: "100", listMatch: watch.MatchNotOlderThan, synced: true, streaming: streamNo, relisted: true}
+	relisted := watching
+	relisted.relisted = true
+	relistedConfirming := confirming
+	relistedConfirming.relisted = true
 	cut := errors.New("stream: unexpected EOF")
 	tests := []struct {
 		name      string
@@ -98,10 +107,16 @@ func TestAfterWatch(t *testing.T) {
 		{"a cut after a quiet second resumes at once", watching, watchEnd{err: cut, opened: true, lasted: time.Second, early: true}, confirming, retryNow},
 		{"a refused connection backs off however long it took", watching, watchEnd{err: cut, lasted: time.Minute, early: true}, confirming, retryBackoff},
 		{"410 relists from the last RV, not from empty", watching, watchEnd{err: status(410, "Expired"), delivered: true, early: true},
-			state{phase: phaseList, rv: "100", listRV: "100", listMatch: watch.MatchNotOlderThan, synced: true, streaming: streamNo}, retryJitter},
+			state{phase: phaseList, rv: "100", listRV: "100", listMatch: watch.MatchNotOlderThan, synced: true, streaming: streamNo, relisted: true}, retryJitter},
 		{"410 with streaming relists by streaming from the last RV", streamingWatch, watchEnd{err: status(410, "Gone"), early: true},
-			state{phase: phaseStreamList, rv: "100", listRV: "100", listMatch: watch.MatchNotOlderThan, synced: true, streaming: streamYes}, retryJitter},
-		{"504 too large relists the latest state", watching, watchEnd{err: tooLarge(), early: true}, latest, retryNow},
+			state{phase: phaseStreamList, rv: "100", listRV: "100", listMatch: watch.MatchNotOlderThan, synced: true, streaming: streamYes, relisted: true}, retryJitter},
+		{"504 too large relists the latest state", watching, watchEnd{err: tooLarge(), early: true}, latest, retryJitter},
+		{"a second 410 before any watch worked backs off", relisted, watchEnd{err: status(410, "Expired"), opened: true, early: true},
+			relisting, retryBackoff},
+		{"a 410 after a watch that worked is jittered again", relisted, watchEnd{err: status(410, "Expired"), delivered: true, early: true},
+			relisting, retryJitter},
+		{"a working watch clears relisted", relisted, watchEnd{err: io.EOF, delivered: true, early: true}, confirming, retryNow},
+		{"a failed one keeps it", relisted, watchEnd{err: status(503, ""), early: true}, relistedConfirming, retryBackoff},
 		{"429 on open keeps the RV and backs off", watching, watchEnd{err: status(429, ""), early: true}, confirming, retryBackoff},
 		{"500 on open keeps the RV and backs off", watching, watchEnd{err: status(500, ""), early: true}, confirming, retryBackoff},
 		{"a bad frame after events resumes at once", watching, watchEnd{err: errors.New("malformed frame at offset 10"), delivered: true, early: true}, confirming, retryNow},
@@ -120,25 +135,36 @@ func TestAfterConfirm(t *testing.T) {
 	watching.phase = phaseWatch
 	streaming := confirming
 	streaming.streaming = streamYes
+	latest := state{phase: phaseList, rv: "100", synced: true, streaming: streamNo, distrust: true}
+	failedOnce := confirming
+	failedOnce.confirmFailures = 1
+	failedTwice := confirming
+	failedTwice.confirmFailures = 2
+	unreachable := &net.OpError{Op: "dial", Err: errors.New("refused")}
 	tests := []struct {
 		name      string
 		st        state
 		err       error
+		serverRV  string
 		want      state
 		wantRetry retry
 	}{
-		{"the server has our RV: watch from it", confirming, nil, watching, retryNow},
-		{"the server is behind us: list its latest state", confirming, tooLarge(),
-			state{phase: phaseList, rv: "100", synced: true, streaming: streamNo}, retryNow},
-		{"behind us, streaming: stream its latest state", streaming, tooLarge(),
-			state{phase: phaseStreamList, rv: "100", synced: true, streaming: streamYes}, retryNow},
-		{"410: list the latest state", confirming, status(410, "Expired"),
-			state{phase: phaseList, rv: "100", synced: true, streaming: streamNo}, retryNow},
-		{"unreachable: ask again after a backoff", confirming, &net.OpError{Op: "dial", Err: errors.New("refused")}, confirming, retryBackoff},
-		{"a plain 504 is not too large", confirming, status(504, "Timeout"), confirming, retryBackoff},
+		{"the server has our RV: watch from it", confirming, nil, "100", watching, retryNow},
+		{"the server is ahead: watch from ours", confirming, nil, "250", watching, retryNow},
+		{"an RV that does not parse proves nothing", confirming, nil, "abc", watching, retryNow},
+		{"a success clears the failures", failedTwice, nil, "100", watching, retryNow},
+		{"the server answers an older RV: it is behind us", confirming, nil, "20", latest, retryJitter},
+		{"the server is behind us: list its latest state", confirming, tooLarge(), "", latest, retryJitter},
+		{"behind us, streaming: stream its latest state", streaming, tooLarge(), "",
+			state{phase: phaseStreamList, rv: "100", synced: true, streaming: streamYes, distrust: true}, retryJitter},
+		{"410: list the latest state", confirming, status(410, "Expired"), "", latest, retryJitter},
+		{"a refusal cannot be confirmed: list instead", confirming, status(400, "BadRequest"), "", latest, retryJitter},
+		{"unreachable: ask again after a backoff", confirming, unreachable, "", failedOnce, retryBackoff},
+		{"a plain 504 is not too large", confirming, status(504, "Timeout"), "", failedOnce, retryBackoff},
+		{"the third failure in a row gives up asking and lists", failedTwice, unreachable, "", latest, retryBackoff},
 	}
 	for _, tt := range tests {
-		got, r := afterConfirm(tt.st, tt.err)
+		got, r := afterConfirm(tt.st, tt.err, tt.serverRV)
 		if got != tt.want || r != tt.wantRetry {
 			t.Errorf("%s:\n got %+v retry %d\nwant %+v retry %d", tt.name, got, r, tt.want, tt.wantRetry)
 		}
@@ -164,7 +190,9 @@ func TestAfterStreamList(t *testing.T) {
 			state{phase: phaseStreamList}, retryNow},
 		{"an early end backs off and retries streaming", unknown, errEndedEarly, unknown, retryBackoff},
 		{"504 too large from an RV streams the latest state", state{phase: phaseStreamList, listRV: "7", listMatch: watch.MatchNotOlderThan, streaming: streamYes},
-			tooLarge(), state{phase: phaseStreamList, streaming: streamYes}, retryNow},
+			tooLarge(), state{phase: phaseStreamList, streaming: streamYes, distrust: true}, retryJitter},
+		{"504 too large at RV empty backs off", state{phase: phaseStreamList, streaming: streamYes}, tooLarge(),
+			state{phase: phaseStreamList, streaming: streamYes}, retryBackoff},
 	}
 	for _, tt := range tests {
 		got, r := afterStreamList(tt.st, tt.err)

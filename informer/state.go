@@ -51,6 +51,15 @@ type state struct {
 	streaming streamSupport
 	// synced is true once a list has been committed to the store.
 	synced bool
+	// distrust makes the next commit report every object it keeps as
+	// updated, whatever its RV: set for a relist of a server found behind
+	// us, which reuses resourceVersions.
+	distrust bool
+	// relisted: the last watch ended in a 410 and no watch has worked
+	// since; another 410 then backs off.
+	relisted bool
+	// confirmFailures counts the confirmations in a row that failed.
+	confirmFailures int
 }
 
 // listPhase is the phase a list takes with what we know of the server.

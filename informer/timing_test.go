@@ -176,3 +176,50 @@ func TestResyncSchedule(t *testing.T) {
 		require.Equal(t, []string{"add ns/a@5 initial"}, without.get())
 	})
 }
+
+// TestRefusingServerMeetsTheBackoff: a server that answers every watch with
+// 410 at once, or every list from "" with 504 ResourceVersionTooLarge,
+// gets requests at growing intervals, not in a loop.
+func TestRefusingServerMeetsTheBackoff(t *testing.T) {
+	gone := stream(true, eventJSON("ERROR", statusJSON(410, "Expired")))
+	tooLargeBody := `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Timeout: Too large resource version: 9, current: 5","reason":"Timeout","details":{"causes":[{"reason":"ResourceVersionTooLarge","message":"Too large resource version"}]},"code":504}`
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"every watch 410", []step{answer(200, listJSON("10", "")), gone,
+			answer(200, listJSON("10", "")), gone, answer(200, listJSON("10", "")), gone,
+			answer(200, listJSON("10", "")), gone, answer(200, listJSON("10", "")), gone}},
+		{"every list from empty 504", []step{answer(200, listJSON("10", "")), gone,
+			answer(504, tooLargeBody), answer(504, tooLargeBody), answer(504, tooLargeBody), answer(504, tooLargeBody),
+			answer(504, tooLargeBody)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				n := &testutil.MemNet{}
+				s := newMemScripted(t, n, "api:80", tt.steps...)
+				opts := memOptions(t, n, "api:80")
+				opts.Backoff = Backoff{Initial: time.Second, Max: time.Minute, Jitter: -1}
+				inf, err := New(opts)
+				require.NoError(t, err)
+				start(t, inf)
+				time.Sleep(10 * time.Minute)
+				synctest.Wait()
+				at := s.arrivals()
+				require.GreaterOrEqual(t, len(at), len(tt.steps), "the script ran to its end")
+				// The gaps between the scripted lists grow: 1 s, 2 s, 4 s, ...
+				var lists []time.Time
+				for i, q := range s.requests()[:len(tt.steps)] {
+					if q.Get("watch") == "" {
+						lists = append(lists, at[i])
+					}
+				}
+				require.GreaterOrEqual(t, len(lists), 4)
+				k := len(lists)
+				g1, g2, g3 := lists[k-3].Sub(lists[k-4]), lists[k-2].Sub(lists[k-3]), lists[k-1].Sub(lists[k-2])
+				require.True(t, g1 >= time.Second && g2 > g1 && g3 > g2, "gaps between lists %v %v %v do not grow", g1, g2, g3)
+			})
+		})
+	}
+}
