@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/kwatch/kwatch/internal/testutil"
 )
 
 // drainReady gets every ready key without blocking and marks it Done.
@@ -202,9 +204,9 @@ func TestShutDownWithDrain(t *testing.T) {
 // a timer's goroutine finish exiting before the goroutines are counted.
 func TestNewStartsNoGoroutineAndShutDownLeavesNone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		base := bubbleGoroutines(t)
+		base := testutil.BubbleGoroutines(t)
 		q := New[string](Options{})
-		if got := bubbleGoroutines(t); got != base {
+		if got := testutil.BubbleGoroutines(t); got != base {
 			t.Fatalf("goroutines after New = %d, want %d", got, base)
 		}
 		q.AddAfter("later", time.Hour)
@@ -214,7 +216,7 @@ func TestNewStartsNoGoroutineAndShutDownLeavesNone(t *testing.T) {
 		q.Done(k)
 		q.ShutDown()
 		synctest.Wait()
-		if got := bubbleGoroutines(t); got != base {
+		if got := testutil.BubbleGoroutines(t); got != base {
 			buf := make([]byte, 1<<16)
 			t.Fatalf("goroutines after ShutDown = %d, want %d:\n%s", got, base, buf[:runtime.Stack(buf, true)])
 		}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/kwatch/kwatch/internal/testutil"
 )
 
 func TestRunnerDrainsInFlightWorkAndDropsTheRest(t *testing.T) {
@@ -137,7 +139,7 @@ func TestNewRunnerRejectsBadOptions(t *testing.T) {
 // bubble lets synctest.Wait, not polling, wait for exiting goroutines.
 func TestRunnerLeavesNoGoroutines(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		base := bubbleGoroutines(t)
+		base := testutil.BubbleGoroutines(t)
 		var done sync.WaitGroup
 		done.Add(100)
 		r, err := NewRunner(RunnerOptions[string]{
@@ -151,7 +153,7 @@ func TestRunnerLeavesNoGoroutines(t *testing.T) {
 			},
 		})
 		require.NoError(t, err)
-		if got := bubbleGoroutines(t); got != base {
+		if got := testutil.BubbleGoroutines(t); got != base {
 			t.Fatalf("goroutines after NewRunner = %d, want %d", got, base)
 		}
 		r.Add("retry")
@@ -162,7 +164,7 @@ func TestRunnerLeavesNoGoroutines(t *testing.T) {
 		done.Wait()
 		require.NoError(t, stop())
 		synctest.Wait()
-		if got := bubbleGoroutines(t); got != base {
+		if got := testutil.BubbleGoroutines(t); got != base {
 			buf := make([]byte, 1<<16)
 			t.Fatalf("goroutines after Run returned = %d, want %d:\n%s", got, base, buf[:runtime.Stack(buf, true)])
 		}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kwatch/kwatch/internal/testutil"
 )
 
 // waitLimit bounds every wait in these tests. It is a failure guard for a
@@ -115,16 +117,16 @@ func TestDecoderDeliversWithoutWaiting(t *testing.T) {
 func TestDecoderStartsAndLeavesNoGoroutine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		data := syntheticStream(400, 11)
-		baseline := bubbleGoroutines(t)
+		baseline := testutil.BubbleGoroutines(t)
 		d := NewDecoder[*testPod](bytes.NewReader(data), DecoderOptions{Parallelism: 8})
-		assert.Equal(t, baseline, bubbleGoroutines(t), "NewDecoder starts no goroutine")
+		assert.Equal(t, baseline, testutil.BubbleGoroutines(t), "NewDecoder starts no goroutine")
 		for range 200 {
 			_, err := d.Next()
 			require.NoError(t, err)
 		}
 		require.NoError(t, d.Close())
 		synctest.Wait()
-		assert.Equal(t, baseline, bubbleGoroutines(t), "goroutines left after Close")
+		assert.Equal(t, baseline, testutil.BubbleGoroutines(t), "goroutines left after Close")
 	})
 }
 
@@ -163,7 +165,7 @@ func TestDecoderCloseDuringParallelDecoding(t *testing.T) {
 
 func testDecoderCloseDuringParallelDecoding(t *testing.T) {
 	data := benchStream(64)
-	baseline := bubbleGoroutines(t)
+	baseline := testutil.BubbleGoroutines(t)
 	for round := range 20 {
 		d := NewDecoder[*testPod](&loopReader{data: data}, DecoderOptions{Parallelism: 4})
 		done := make(chan error, 1)
@@ -187,5 +189,5 @@ func testDecoderCloseDuringParallelDecoding(t *testing.T) {
 		}
 	}
 	synctest.Wait() // goroutines that called Done may still be exiting
-	assert.Equal(t, baseline, bubbleGoroutines(t), "goroutines left after Close")
+	assert.Equal(t, baseline, testutil.BubbleGoroutines(t), "goroutines left after Close")
 }

@@ -1,4 +1,4 @@
-package watch
+package testutil
 
 import (
 	"runtime"
@@ -8,12 +8,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// bubbleGoroutines counts the goroutines of the synctest bubble the caller
+// BubbleGoroutines counts the goroutines of the synctest bubble the caller
 // runs in, from the header the runtime writes for each goroutine of a stack
 // dump ("goroutine 7 [chan receive (durable), synctest bubble 3]:"). Unlike
 // runtime.NumGoroutine it ignores goroutines outside the bubble, such as
 // those of earlier tests still winding down or a timer of theirs firing.
-func bubbleGoroutines(t *testing.T) int {
+func BubbleGoroutines(t testing.TB) int {
 	t.Helper()
 	own := make([]byte, 256)
 	bubble := bubbleOf(string(own[:runtime.Stack(own, false)]))
