@@ -19,7 +19,7 @@
 //	              open a second), else after Retry-After or backoff
 //	confirm: the server has the RV ─► watch from it
 //	         504 ResourceVersionTooLarge (the server is behind us), an older
-//	         RV in the answer, a refusal, or 3 failures in a row ─► list ""
+//	         RV in the answer, a refusal, or 3 timeouts in a row ─► list ""
 //	list:  410 ─► list again from RV "" (an expired continue token: one full list)
 //
 // The first paginated list asks for RV "0": the real server answers it from
@@ -39,7 +39,7 @@
 //     answers a watch from a future RV with a silent stream, so without the
 //     confirmation a restored server would leave the cache stale for good.
 //     Found behind, it is relisted from "", every kept object reported as
-//     updated (it reuses RVs). A confirmation refused, or failing three
+//     updated (it reuses RVs). A confirmation refused, or timing out three
 //     times in a row, ends in a relist too. A restored server that has
 //     already written past our RV when asked cannot be told apart by RV; the
 //     restore must move etcd's revision forward and compact for a 410.

@@ -1,6 +1,7 @@
 package informer
 
 import (
+	"context"
 	"errors"
 	"io"
 	"strconv"
@@ -238,10 +239,13 @@ func afterWatch(st state, end watchEnd) (state, retry) {
 	return st, retryBackoff
 }
 
-// maxConfirmFailures is how many confirmations in a row may fail (the
-// server unreachable, overloaded, or its answer too slow for the client's
-// deadlines) before the informer stops asking and relists from "": a relist
-// is always safe, and an informer must never wait for good on a question.
+// maxConfirmFailures is how many confirmations in a row may time out (the
+// answer too slow for the client's deadlines) before the informer stops
+// asking and relists from "": a relist is always safe, and an informer must
+// never wait for good on a question it cannot get answered. An unreachable
+// or overloaded server does not count: the informer keeps asking after a
+// backoff, so that a fleet of clients coming back from an outage resumes
+// its watches instead of sending etcd a consistent list each.
 const maxConfirmFailures = 3
 
 // afterConfirm decides what follows the check of an unconfirmed RV: a
@@ -269,10 +273,21 @@ func afterConfirm(st state, err error, serverRV string) (state, retry) {
 		// resourceVersionMatch, say) cannot answer it: list instead.
 		return relistLatest(st), retryJitter
 	}
+	if !isTimeout(err) {
+		return st, retryBackoff
+	}
 	if st.confirmFailures++; st.confirmFailures >= maxConfirmFailures {
 		return relistLatest(st), retryBackoff
 	}
 	return st, retryBackoff
+}
+
+// isTimeout reports an error from a deadline of the client's: the
+// request's own, the idle deadline, or the HTTP client's timeout.
+func isTimeout(err error) bool {
+	var te interface{ Timeout() bool }
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, watch.ErrIdleTimeout) ||
+		(errors.As(err, &te) && te.Timeout())
 }
 
 // behind reports whether the server's RV is below ours, when both are the

@@ -1,6 +1,7 @@
 package informer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -138,6 +139,7 @@ func TestAfterConfirm(t *testing.T) {
 	latest := state{phase: phaseList, rv: "100", synced: true, streaming: streamNo, distrust: true}
 	failedOnce := confirming
 	failedOnce.confirmFailures = 1
+	timedOut := fmt.Errorf("list pods: %w", context.DeadlineExceeded)
 	failedTwice := confirming
 	failedTwice.confirmFailures = 2
 	unreachable := &net.OpError{Op: "dial", Err: errors.New("refused")}
@@ -159,9 +161,11 @@ func TestAfterConfirm(t *testing.T) {
 			state{phase: phaseStreamList, rv: "100", synced: true, streaming: streamYes, distrust: true}, retryJitter},
 		{"410: list the latest state", confirming, status(410, "Expired"), "", latest, retryJitter},
 		{"a refusal cannot be confirmed: list instead", confirming, status(400, "BadRequest"), "", latest, retryJitter},
-		{"unreachable: ask again after a backoff", confirming, unreachable, "", failedOnce, retryBackoff},
-		{"a plain 504 is not too large", confirming, status(504, "Timeout"), "", failedOnce, retryBackoff},
-		{"the third failure in a row gives up asking and lists", failedTwice, unreachable, "", latest, retryBackoff},
+		{"unreachable: ask again after a backoff, for as long as it takes", failedTwice, unreachable, "", failedTwice, retryBackoff},
+		{"a plain 504 is not too large", confirming, status(504, "Timeout"), "", confirming, retryBackoff},
+		{"a timeout counts", confirming, timedOut, "", failedOnce, retryBackoff},
+		{"the third timeout in a row gives up asking and lists", failedTwice, timedOut, "", latest, retryBackoff},
+		{"an idle deadline counts too", failedTwice, fmt.Errorf("x: %w", watch.ErrIdleTimeout), "", latest, retryBackoff},
 	}
 	for _, tt := range tests {
 		got, r := afterConfirm(tt.st, tt.err, tt.serverRV)
