@@ -1,0 +1,49 @@
+package informer_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kwatch/kwatch/informer"
+	"github.com/kwatch/kwatch/internal/sim"
+	"github.com/kwatch/kwatch/watch"
+)
+
+// An informer lists and watches pods; readers use its read-only Store.
+// The server here is the simulator, served in the process.
+func ExampleInformer() {
+	srv, _ := sim.New(sim.Options{})
+	_, _ = srv.PutPod(sim.Pod{Namespace: "demo", Name: "web-1"})
+	_, _ = srv.PutPod(sim.Pod{Namespace: "demo", Name: "web-2"})
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+
+	c, err := watch.NewClient(&watch.Config{Host: "http://" + ln.Addr().String()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	pods, err := informer.New(informer.Options[*metav1.PartialObjectMetadata]{
+		Client: c, Resource: watch.Pods, MetadataOnly: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ran := make(chan error, 1)
+	go func() { ran <- pods.Run(ctx) }()
+	if pods.WaitForSync(ctx) {
+		_, ok := pods.Store().Get("demo/web-1")
+		fmt.Println("synced:", pods.Store().Len(), "pods; demo/web-1 cached:", ok)
+	}
+	cancel()
+	<-ran
+	<-served
+	// Output: synced: 2 pods; demo/web-1 cached: true
+}
