@@ -116,7 +116,7 @@ func (n *MemNet) open() []*memConn {
 }
 
 func (n *MemNet) track(c net.Conn) *memConn {
-	mc := &memConn{Conn: c, net: n, frozen: make(chan struct{}), closed: make(chan struct{})}
+	mc := &memConn{Conn: c, net: n, closed: make(chan struct{})}
 	n.mu.Lock()
 	if n.conns == nil {
 		n.conns = map[*memConn]struct{}{}
@@ -185,7 +185,6 @@ type memConn struct {
 
 	mu         sync.Mutex
 	isFrozen   bool
-	frozen     chan struct{} // closed when frozen
 	closeOnce  sync.Once
 	closed     chan struct{}
 	readUntil  time.Time
@@ -199,14 +198,18 @@ func (c *memConn) freeze() bool {
 		return false
 	}
 	c.isFrozen = true
-	close(c.frozen)
 	return true
 }
 
-func (c *memConn) isFrozenNow() bool {
+// frozenUntil reports whether the connection is frozen and, if so, the
+// deadline of the read (or write) that must hang.
+func (c *memConn) frozenUntil(read bool) (bool, time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.isFrozen
+	if read {
+		return c.isFrozen, c.readUntil
+	}
+	return c.isFrozen, c.writeUntil
 }
 
 // hang blocks a frozen connection's read or write until it is closed or
@@ -227,20 +230,14 @@ func (c *memConn) hang(deadline time.Time) error {
 }
 
 func (c *memConn) Read(p []byte) (int, error) {
-	if c.isFrozenNow() {
-		c.mu.Lock()
-		d := c.readUntil
-		c.mu.Unlock()
+	if frozen, d := c.frozenUntil(true); frozen {
 		return 0, c.hang(d)
 	}
 	return c.Conn.Read(p)
 }
 
 func (c *memConn) Write(p []byte) (int, error) {
-	if c.isFrozenNow() {
-		c.mu.Lock()
-		d := c.writeUntil
-		c.mu.Unlock()
+	if frozen, d := c.frozenUntil(false); frozen {
 		return 0, c.hang(d)
 	}
 	return c.Conn.Write(p)
