@@ -14,7 +14,7 @@ import (
 	"github.com/kwatch/kwatch/internal/sim"
 	"github.com/kwatch/kwatch/internal/sim/simtest"
 	"github.com/kwatch/kwatch/internal/testutil"
-	"github.com/kwatch/kwatch/watch"
+	"github.com/kwatch/kwatch/kube"
 )
 
 // TestDeadConnectionIsDetectedOnSchedule freezes the connection under a
@@ -85,10 +85,10 @@ func TestDeadConnectionIsDetectedOverHTTP2(t *testing.T) {
 	go func() { done <- proxy.Serve(ctx, ln) }()
 	t.Cleanup(func() { cancel(); <-done })
 
-	cfg := &watch.Config{Host: "https://" + ln.Addr().String(),
+	cfg := &kube.Config{Host: "https://" + ln.Addr().String(),
 		ReadIdleTimeout: 500 * time.Millisecond, PingTimeout: 500 * time.Millisecond}
 	cfg.TLS.CAData = h.CACertPEM
-	c, err := watch.NewClient(cfg)
+	c, err := kube.NewClient(cfg)
 	require.NoError(t, err)
 	opts := simOptions(t, h.URL, ListPaged)
 	opts.Client, opts.IdleTimeout = c, 2*time.Second

@@ -10,7 +10,7 @@ import (
 
 	"github.com/kwatch/kwatch/informer"
 	"github.com/kwatch/kwatch/internal/sim"
-	"github.com/kwatch/kwatch/watch"
+	"github.com/kwatch/kwatch/kube"
 )
 
 // An informer lists and watches pods; readers use its read-only Store.
@@ -25,13 +25,13 @@ func ExampleInformer() {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
 
-	c, err := watch.NewClient(&watch.Config{Host: "http://" + ln.Addr().String()})
+	c, err := kube.NewClient(&kube.Config{Host: "http://" + ln.Addr().String()})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	pods, err := informer.New(informer.Options[*metav1.PartialObjectMetadata]{
-		Client: c, Resource: watch.Pods, MetadataOnly: true, Logger: slog.New(slog.DiscardHandler)})
+		Client: c, Resource: kube.Pods, MetadataOnly: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -14,8 +14,8 @@ import (
 
 	"github.com/kwatch/kwatch/internal/sim"
 	"github.com/kwatch/kwatch/internal/sim/simtest"
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/store"
-	"github.com/kwatch/kwatch/watch"
 )
 
 func loadPods(t *testing.T, srv *sim.Server, n int) {
@@ -28,10 +28,10 @@ func loadPods(t *testing.T, srv *sim.Server, n int) {
 func TestMetadataOnlyMode(t *testing.T) {
 	h := simtest.Start(t, sim.Options{})
 	loadPods(t, h.Server, 10)
-	c, err := watch.NewClient(&watch.Config{Host: h.URL})
+	c, err := kube.NewClient(&kube.Config{Host: h.URL})
 	require.NoError(t, err)
 	for _, mode := range []ListMode{ListPaged, ListAuto} {
-		inf, err := New(Options[*metav1.PartialObjectMetadata]{Client: c, Resource: watch.Pods, MetadataOnly: true,
+		inf, err := New(Options[*metav1.PartialObjectMetadata]{Client: c, Resource: kube.Pods, MetadataOnly: true,
 			ListMode: mode, Logger: quietLogger()})
 		require.NoError(t, err)
 		cancel := start(t, inf)

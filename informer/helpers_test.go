@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/watch"
 )
 
@@ -167,8 +168,8 @@ func stream(end bool, events ...string) step {
 	}
 }
 
-func newClient(t *testing.T, host string) *watch.Client {
-	c, err := watch.NewClient(&watch.Config{Host: host})
+func newClient(t *testing.T, host string) *kube.Client {
+	c, err := kube.NewClient(&kube.Config{Host: host})
 	require.NoError(t, err)
 	return c
 }

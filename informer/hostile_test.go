@@ -10,7 +10,7 @@ import (
 	"github.com/kwatch/kwatch/internal/sim"
 	"github.com/kwatch/kwatch/internal/sim/simtest"
 	"github.com/kwatch/kwatch/internal/testutil"
-	"github.com/kwatch/kwatch/watch"
+	"github.com/kwatch/kwatch/kube"
 )
 
 // TestHostileWatchStreams feeds the informer streams a broken or hostile
@@ -78,7 +78,7 @@ func TestCredentialsNeverLogged(t *testing.T) {
 	mu := &testutil.Buffer{}
 	logger := slog.New(slog.NewTextHandler(mu, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	for _, token := range []string{secret + "-wrong", secret} {
-		c, err := watch.NewClient(&watch.Config{Host: h.URL, BearerToken: token})
+		c, err := kube.NewClient(&kube.Config{Host: h.URL, BearerToken: token})
 		require.NoError(t, err)
 		opts := simOptions(t, h.URL, ListAuto)
 		opts.Client, opts.Logger = c, logger
@@ -93,7 +93,7 @@ func TestCredentialsNeverLogged(t *testing.T) {
 			require.NoError(t, err)
 			require.Eventually(t, func() bool { _, ok := inf.Store().Get("ns-0/x"); return ok }, waitLong, tick)
 		} else {
-			require.Eventually(t, func() bool { return watch.IsUnauthorized(inf.Health().LastError) }, waitLong, tick)
+			require.Eventually(t, func() bool { return kube.IsUnauthorized(inf.Health().LastError) }, waitLong, tick)
 			require.NotContains(t, inf.Health().LastError.Error(), secret)
 		}
 		cancel()

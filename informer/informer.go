@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kwatch/kwatch/internal/backoff"
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/store"
 	"github.com/kwatch/kwatch/watch"
 )
@@ -188,7 +189,7 @@ func (inf *Informer[T]) delay(bo *backoff.Backoff, r retry, err error) time.Dura
 		return time.Duration(rand.Int64N(int64(inf.initialBackoff())))
 	case retryBackoff:
 		d := bo.FailureAt(time.Now())
-		if ra, ok := watch.RetryAfter(err); ok {
+		if ra, ok := kube.RetryAfter(err); ok {
 			d = backoff.Jittered(ra, 0.2)
 		}
 		return d

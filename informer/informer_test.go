@@ -9,13 +9,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kwatch/kwatch/internal/testutil"
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/watch"
 )
 
 func fastOptions(host string, t *testing.T, mode ListMode) Options[*testPod] {
 	return Options[*testPod]{
 		Client:   newClient(t, host),
-		Resource: watch.Pods,
+		Resource: kube.Pods,
 		ListMode: mode,
 		PageSize: 2,
 		Backoff:  Backoff{Initial: 5 * time.Millisecond, Max: 20 * time.Millisecond},

@@ -10,7 +10,7 @@ import (
 
 	"github.com/kwatch/kwatch/internal/sim"
 	"github.com/kwatch/kwatch/internal/testutil"
-	"github.com/kwatch/kwatch/watch"
+	"github.com/kwatch/kwatch/kube"
 )
 
 // These helpers run servers and clients on an in-memory network inside a
@@ -37,10 +37,10 @@ func newMemScripted(t *testing.T, n *testutil.MemNet, addr string, steps ...step
 }
 
 // memClient returns a client of the server at addr on n.
-func memClient(t *testing.T, n *testutil.MemNet, addr string) *watch.Client {
+func memClient(t *testing.T, n *testutil.MemNet, addr string) *kube.Client {
 	t.Helper()
 	tr := n.Transport()
-	c, err := watch.NewClient(&watch.Config{Host: "http://" + addr, Transport: tr})
+	c, err := kube.NewClient(&kube.Config{Host: "http://" + addr, Transport: tr})
 	require.NoError(t, err)
 	t.Cleanup(tr.CloseIdleConnections)
 	return c

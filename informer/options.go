@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kwatch/kwatch/internal/backoff"
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/store"
 	"github.com/kwatch/kwatch/watch"
 )
@@ -38,8 +39,8 @@ type Options[T watch.Object] struct {
 	// Client talks to the server. Its Config decides the encoding: a T
 	// with a generated protobuf Unmarshal (k8s.io/api types) is listed and
 	// watched in protobuf unless the Config asks for JSON.
-	Client   *watch.Client
-	Resource watch.Resource
+	Client   *kube.Client
+	Resource kube.Resource
 	// Namespace limits the informer to one namespace; "" watches all.
 	Namespace     string
 	LabelSelector string

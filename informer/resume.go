@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/watch"
 )
 
@@ -54,7 +55,7 @@ func afterList(st state, err error, listedRV string, continuing bool) (state, re
 		st.rv, st.phase, st.fullList, st.synced, st.distrust = listedRV, phaseWatch, false, true, false
 		return st, retryNow
 	}
-	if watch.IsResourceVersionTooLarge(err) {
+	if kube.IsResourceVersionTooLarge(err) {
 		// The server is behind the RV we asked for: it was restored to an
 		// older state (an etcd restore, a replaced control plane). Only a
 		// consistent list of what it has now is the truth. A server that
@@ -65,7 +66,7 @@ func afterList(st state, err error, listedRV string, continuing bool) (state, re
 		}
 		return relistLatest(st), retryJitter
 	}
-	if watch.IsGone(err) {
+	if kube.IsGone(err) {
 		if continuing {
 			// The continue token outlived the server's history. Paging
 			// again could expire again on a large list, so take the rest
@@ -108,7 +109,7 @@ func afterStreamList(st state, err error) (state, retry) {
 			return st, retryNow
 		}
 		return st, retryBackoff
-	case watch.IsResourceVersionTooLarge(err):
+	case kube.IsResourceVersionTooLarge(err):
 		// A streaming list from an RV the server has not reached: it
 		// answers with an ERROR event carrying 504 ResourceVersionTooLarge
 		// (watch-pods-future-rv-streaming.txt). Relist its current state;
@@ -117,7 +118,7 @@ func afterStreamList(st state, err error) (state, retry) {
 			return st, retryBackoff
 		}
 		return relistLatest(st), retryJitter
-	case watch.IsGone(err) && st.listRV != "":
+	case kube.IsGone(err) && st.listRV != "":
 		st.listRV, st.listMatch = "", ""
 		return st, retryNow
 	}
@@ -141,7 +142,7 @@ func relistLatest(st state) state {
 // request itself (400, 404, 405, 406, 415, 422): not an auth problem, not
 // overload.
 func isRefusal(err error) bool {
-	se, ok := watch.AsStatus(err)
+	se, ok := kube.AsStatus(err)
 	if !ok {
 		return false
 	}
@@ -196,7 +197,7 @@ func (e watchEnd) worked() bool {
 func afterWatch(st state, end watchEnd) (state, retry) {
 	err := end.err
 	switch {
-	case watch.IsGone(err):
+	case kube.IsGone(err):
 		// Our RV fell out of the server's history. Relist from that same
 		// RV (not ""): the real server answers such a list from its cache
 		// without a quorum read, so a thousand clients hitting the same 410
@@ -211,7 +212,7 @@ func afterWatch(st state, end watchEnd) (state, retry) {
 		st.phase = st.listPhase()
 		st.relisted = true
 		return st, r
-	case watch.IsResourceVersionTooLarge(err):
+	case kube.IsResourceVersionTooLarge(err):
 		return relistLatest(st), retryJitter
 	}
 	if end.worked() {
@@ -262,13 +263,13 @@ func afterConfirm(st state, err error, serverRV string) (state, retry) {
 		// RV, and a watch from it misses nothing.
 		st.phase, st.confirmFailures = phaseWatch, 0
 		return st, retryNow
-	case watch.IsResourceVersionTooLarge(err):
+	case kube.IsResourceVersionTooLarge(err):
 		// The real server waits about 3 s for an RV it has not reached,
 		// then answers 504 ResourceVersionTooLarge (list-pods-future-rv.txt):
 		// it is behind us, so it was restored to an older state. Jittered:
 		// every client of a restored server learns it at once.
 		return relistLatest(st), retryJitter
-	case watch.IsGone(err), isRefusal(err):
+	case kube.IsGone(err), isRefusal(err):
 		// A server that refuses the question (an aggregated API without
 		// resourceVersionMatch, say) cannot answer it: list instead.
 		return relistLatest(st), retryJitter

@@ -9,11 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/watch"
 )
 
 func status(code int32, reason string) error {
-	return &watch.OpError{Op: "x", Err: &watch.StatusError{Code: code, Reason: reason}}
+	return &kube.OpError{Op: "x", Err: &kube.StatusError{Code: code, Reason: reason}}
 }
 
 func TestInitialState(t *testing.T) {
@@ -72,8 +73,8 @@ func TestAfterList(t *testing.T) {
 }
 
 func tooLarge() error {
-	return &watch.OpError{Op: "list", Err: &watch.StatusError{Code: 504, Reason: "Timeout",
-		Message: "Timeout: Too large resource version: 100250, current: 250", Causes: []string{"Too large resource version"}}}
+	return &kube.OpError{Op: "list", Err: &kube.StatusError{Code: 504, Reason: "Timeout",
+		Message: "Timeout: Too large resource version: 100250, current: 250", Causes: []kube.StatusCause{{Type: "ResourceVersionTooLarge", Message: "Too large resource version"}}}}
 }
 
 func TestAfterWatch(t *testing.T) {

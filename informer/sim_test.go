@@ -15,7 +15,7 @@ import (
 
 	"github.com/kwatch/kwatch/internal/sim"
 	"github.com/kwatch/kwatch/internal/sim/simtest"
-	"github.com/kwatch/kwatch/watch"
+	"github.com/kwatch/kwatch/kube"
 )
 
 // replayer is a handler that rebuilds the server's state from the calls it
@@ -134,10 +134,10 @@ func awaitFired(t *testing.T, srv *sim.Server, f sim.Fault, before int64, rng *r
 }
 
 func simOptions(t *testing.T, url string, mode ListMode) Options[*testPod] {
-	c, err := watch.NewClient(&watch.Config{Host: url})
+	c, err := kube.NewClient(&kube.Config{Host: url})
 	require.NoError(t, err)
 	return Options[*testPod]{
-		Client: c, Resource: watch.Pods, ListMode: mode, PageSize: 7,
+		Client: c, Resource: kube.Pods, ListMode: mode, PageSize: 7,
 		Backoff:     Backoff{Initial: 5 * time.Millisecond, Max: 50 * time.Millisecond},
 		IdleTimeout: time.Second,
 		Logger:      quietLogger(),

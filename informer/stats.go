@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/watch"
 )
 
@@ -55,7 +56,7 @@ func (s *stats) recordErr(err error) {
 	switch {
 	case errors.Is(err, watch.ErrIdleTimeout):
 		s.idleTimeouts.Add(1)
-	case watch.IsGone(err):
+	case kube.IsGone(err):
 		s.gone.Add(1)
 	default:
 		s.errorsTotal.Add(1)

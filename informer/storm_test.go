@@ -11,6 +11,7 @@ import (
 
 	"github.com/kwatch/kwatch/internal/sim"
 	"github.com/kwatch/kwatch/internal/testutil"
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/watch"
 )
 
@@ -58,7 +59,7 @@ func TestServerRestartDoesNotCauseRelistStorm(t *testing.T) {
 		infs := make([]*Informer[*testPod], n)
 		for i := range infs {
 			mode := []ListMode{ListPaged, ListAuto}[i%2]
-			infs[i], err = New(Options[*testPod]{Client: c, Resource: watch.Pods, ListMode: mode, Logger: quietLogger(),
+			infs[i], err = New(Options[*testPod]{Client: c, Resource: kube.Pods, ListMode: mode, Logger: quietLogger(),
 				Backoff: Backoff{Initial: initial}})
 			require.NoError(t, err)
 			start(t, infs[i])

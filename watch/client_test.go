@@ -13,6 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/kwatch/kwatch/kube"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -24,7 +25,7 @@ type fakeServer struct {
 	routes   map[string]http.HandlerFunc
 }
 
-func newFake(t *testing.T, routes map[string]http.HandlerFunc) (*fakeServer, *Client) {
+func newFake(t *testing.T, routes map[string]http.HandlerFunc) (*fakeServer, *kube.Client) {
 	f := &fakeServer{routes: routes}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
@@ -38,7 +39,7 @@ func newFake(t *testing.T, routes map[string]http.HandlerFunc) (*fakeServer, *Cl
 		h(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	c, err := NewClient(&Config{Host: srv.URL})
+	c, err := kube.NewClient(&kube.Config{Host: srv.URL})
 	require.NoError(t, err)
 	return f, c
 }
@@ -70,7 +71,7 @@ func TestListPagesWithRealCaptures(t *testing.T) {
 		},
 	})
 	ctx := context.Background()
-	page, err := List[*testPod](ctx, c, Pods, "demo", ListOptions{Limit: 2, LabelSelector: "app=x", FieldSelector: "status.phase=Pending"})
+	page, err := List[*testPod](ctx, c, kube.Pods, "demo", ListOptions{Limit: 2, LabelSelector: "app=x", FieldSelector: "status.phase=Pending"})
 	require.NoError(t, err)
 	q := f.last().URL.Query()
 	require.Equal(t, url.Values{"limit": {"2"}, "labelSelector": {"app=x"}, "fieldSelector": {"status.phase=Pending"}}, q)
@@ -80,7 +81,7 @@ func TestListPagesWithRealCaptures(t *testing.T) {
 	require.NotNil(t, page.RemainingItemCount)
 	require.NotEmpty(t, page.ResourceVersion)
 
-	page2, err := List[*testPod](ctx, c, Pods, "demo", ListOptions{Limit: 2, Continue: page.Continue})
+	page2, err := List[*testPod](ctx, c, kube.Pods, "demo", ListOptions{Limit: 2, Continue: page.Continue})
 	require.NoError(t, err)
 	require.Equal(t, page.Continue, f.last().URL.Query().Get("continue"))
 	require.NotEmpty(t, page2.Items)
@@ -89,7 +90,7 @@ func TestListPagesWithRealCaptures(t *testing.T) {
 
 func TestListMetadataOnlyAsksForPartialObjectMetadata(t *testing.T) {
 	f, c := newFake(t, map[string]http.HandlerFunc{"/api/v1/pods": capture(t, "list-pods-metadata-only.json", 200)})
-	page, err := List[*metav1.PartialObjectMetadata](context.Background(), c, Pods, "", ListOptions{MetadataOnly: true})
+	page, err := List[*metav1.PartialObjectMetadata](context.Background(), c, kube.Pods, "", ListOptions{MetadataOnly: true})
 	require.NoError(t, err)
 	require.Contains(t, f.last().Header.Get("Accept"), "as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
 	require.NotEmpty(t, page.Items)
@@ -103,25 +104,25 @@ func TestStatusErrorsFromRealCaptures(t *testing.T) {
 		check  func(error) bool
 		reason string
 	}{
-		{"status-401.json", 401, IsUnauthorized, "Unauthorized"},
-		{"status-403.json", 403, IsForbidden, "Forbidden"},
-		{"status-404.json", 404, IsNotFound, "NotFound"},
-		{"status-410-list-exact-compacted.json", 410, IsGone, "Expired"},
-		{"status-410-expired-continue.json", 410, IsGone, "Expired"},
-		{"status-400-fieldselector.json", 400, func(err error) bool { se, _ := AsStatus(err); return se.Code == 400 }, "BadRequest"},
-		{"status-sendinitialevents-without-rvm.json", 422, func(err error) bool { se, _ := AsStatus(err); return len(se.Causes) == 1 }, "Invalid"},
+		{"status-401.json", 401, kube.IsUnauthorized, "Unauthorized"},
+		{"status-403.json", 403, kube.IsForbidden, "Forbidden"},
+		{"status-404.json", 404, kube.IsNotFound, "NotFound"},
+		{"status-410-list-exact-compacted.json", 410, kube.IsGone, "Expired"},
+		{"status-410-expired-continue.json", 410, kube.IsGone, "Expired"},
+		{"status-400-fieldselector.json", 400, func(err error) bool { se, _ := kube.AsStatus(err); return se.Code == 400 }, "BadRequest"},
+		{"status-sendinitialevents-without-rvm.json", 422, func(err error) bool { se, _ := kube.AsStatus(err); return len(se.Causes) == 1 }, "Invalid"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			_, c := newFake(t, map[string]http.HandlerFunc{"/api/v1/pods": capture(t, tt.file, tt.code)})
-			_, err := List[*testPod](context.Background(), c, Pods, "", ListOptions{})
+			_, err := List[*testPod](context.Background(), c, kube.Pods, "", ListOptions{})
 			require.Error(t, err)
 			require.True(t, tt.check(err), "predicate for %s on %v", tt.file, err)
-			se, ok := AsStatus(err)
+			se, ok := kube.AsStatus(err)
 			require.True(t, ok)
 			require.EqualValues(t, tt.code, se.Code)
 			require.Equal(t, tt.reason, se.Reason)
-			var op *OpError
+			var op *kube.OpError
 			require.ErrorAs(t, err, &op)
 			require.Equal(t, "list", op.Op)
 			require.Contains(t, err.Error(), "list pods: server answered")
@@ -129,8 +130,8 @@ func TestStatusErrorsFromRealCaptures(t *testing.T) {
 	}
 	// The expired continue token's answer carries a fresh token.
 	_, c := newFake(t, map[string]http.HandlerFunc{"/api/v1/pods": capture(t, "status-410-expired-continue.json", 410)})
-	_, err := List[*testPod](context.Background(), c, Pods, "", ListOptions{Continue: "old"})
-	se, _ := AsStatus(err)
+	_, err := List[*testPod](context.Background(), c, kube.Pods, "", ListOptions{Continue: "old"})
+	se, _ := kube.AsStatus(err)
 	require.NotEmpty(t, se.Continue)
 }
 
@@ -146,20 +147,20 @@ func TestRetryAfterAndNonStatusBodies(t *testing.T) {
 			io.WriteString(w, "<html>bad gateway</html>")
 		},
 	})
-	_, err := List[*testPod](context.Background(), c, Pods, "", ListOptions{})
-	require.True(t, IsRetryable(err))
-	ra, ok := RetryAfter(err)
+	_, err := List[*testPod](context.Background(), c, kube.Pods, "", ListOptions{})
+	require.True(t, kube.IsRetryable(err))
+	ra, ok := kube.RetryAfter(err)
 	require.True(t, ok)
 	require.Equal(t, 7*time.Second, ra)
-	se, _ := AsStatus(err)
+	se, _ := kube.AsStatus(err)
 	require.EqualValues(t, 429, se.Code, "the HTTP code wins over a Status body's wrong code")
 
-	_, err = List[*testPod](context.Background(), c, Pods, "x", ListOptions{})
-	se, ok = AsStatus(err)
+	_, err = List[*testPod](context.Background(), c, kube.Pods, "x", ListOptions{})
+	se, ok = kube.AsStatus(err)
 	require.True(t, ok)
 	require.EqualValues(t, 502, se.Code)
 	require.Contains(t, se.Message, "bad gateway", "a body that is not a Status is kept in the message")
-	require.True(t, IsRetryable(err))
+	require.True(t, kube.IsRetryable(err))
 }
 
 func TestWatchRequestAndEvents(t *testing.T) {
@@ -169,7 +170,7 @@ func TestWatchRequestAndEvents(t *testing.T) {
 			w.Write(readCapture(t, "watch-streaming-list.jsonl"))
 		},
 	})
-	st, err := Watch[*testPod](context.Background(), c, Pods, "", WatchOptions{
+	st, err := Watch[*testPod](context.Background(), c, kube.Pods, "", WatchOptions{
 		SendInitialEvents: true, AllowBookmarks: true, TimeoutSeconds: 30, ResourceVersion: "",
 	})
 	require.NoError(t, err)
@@ -200,12 +201,12 @@ func TestWatch410InsideA200Stream(t *testing.T) {
 		w.WriteHeader(200)
 		w.Write(readCapture(t, "watch-410-too-old-rv.jsonl"))
 	}})
-	st, err := Watch[*testPod](context.Background(), c, Pods, "demo", WatchOptions{ResourceVersion: "230"})
+	st, err := Watch[*testPod](context.Background(), c, kube.Pods, "demo", WatchOptions{ResourceVersion: "230"})
 	require.NoError(t, err)
 	defer st.Close()
 	_, err = st.Next()
-	require.True(t, IsGone(err), "got %v", err)
-	var op *OpError
+	require.True(t, kube.IsGone(err), "got %v", err)
+	var op *kube.OpError
 	require.ErrorAs(t, err, &op)
 	require.Equal(t, "stream", op.Op)
 }
@@ -219,10 +220,10 @@ func silentWatch(w http.ResponseWriter, r *http.Request) {
 
 func TestWatchIdleDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c, err := NewClient(startPipeHandler(t, http.HandlerFunc(silentWatch)))
+		c, err := kube.NewClient(startPipeHandler(t, http.HandlerFunc(silentWatch)))
 		require.NoError(t, err)
 		start := time.Now()
-		st, err := Watch[*testPod](t.Context(), c, Pods, "", WatchOptions{IdleTimeout: 100 * time.Millisecond})
+		st, err := Watch[*testPod](t.Context(), c, kube.Pods, "", WatchOptions{IdleTimeout: 100 * time.Millisecond})
 		require.NoError(t, err)
 		defer st.Close()
 		_, err = st.Next()
@@ -233,9 +234,9 @@ func TestWatchIdleDeadline(t *testing.T) {
 
 func TestWatchCloseUnblocksNext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c, err := NewClient(startPipeHandler(t, http.HandlerFunc(silentWatch)))
+		c, err := kube.NewClient(startPipeHandler(t, http.HandlerFunc(silentWatch)))
 		require.NoError(t, err)
-		st, err := Watch[*testPod](t.Context(), c, Pods, "", WatchOptions{})
+		st, err := Watch[*testPod](t.Context(), c, kube.Pods, "", WatchOptions{})
 		require.NoError(t, err)
 		done := make(chan error, 1)
 		go func() { _, err := st.Next(); done <- err }()
@@ -251,7 +252,7 @@ func TestWatchCloseUnblocksNext(t *testing.T) {
 	})
 }
 
-func discoveryServer(t *testing.T) (*fakeServer, *Client) {
+func discoveryServer(t *testing.T) (*fakeServer, *kube.Client) {
 	return newFake(t, map[string]http.HandlerFunc{
 		"/apis":         capture(t, "apis.json", 200),
 		"/api/v1":       capture(t, "api-v1.json", 200),
@@ -293,7 +294,7 @@ func TestResolveByEveryName(t *testing.T) {
 func TestResolveUnknownIsTypedAndRefreshes(t *testing.T) {
 	f, c := discoveryServer(t)
 	_, err := c.Resolve(context.Background(), "flunders")
-	var unknown *UnknownResourceError
+	var unknown *kube.UnknownResourceError
 	require.ErrorAs(t, err, &unknown)
 	require.Equal(t, `the server doesn't have a resource type "flunders"`, err.Error())
 	f.mu.Lock()
@@ -304,11 +305,11 @@ func TestResolveUnknownIsTypedAndRefreshes(t *testing.T) {
 
 func TestNewClientRejectsBadHosts(t *testing.T) {
 	for _, host := range []string{"", "ftp://x", "http://", "http://%zz"} {
-		_, err := NewClient(&Config{Host: host})
+		_, err := kube.NewClient(&kube.Config{Host: host})
 		require.Error(t, err, host)
 		require.Contains(t, err.Error(), "Config.Host", host)
 	}
-	c, err := NewClient(&Config{Host: "example.invalid:6443"})
+	c, err := kube.NewClient(&kube.Config{Host: "example.invalid:6443"})
 	require.NoError(t, err)
 	require.Equal(t, "https://example.invalid:6443", c.Host(), "a bare host:port means https")
 	require.Equal(t, "default", c.Namespace())

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 
 	jsoniter "github.com/json-iterator/go"
+	"github.com/kwatch/kwatch/internal/pbwire"
+	"github.com/kwatch/kwatch/kube"
 )
 
 // DefaultMaxFrameSize bounds one watch event's JSON. The API server refuses
@@ -407,7 +409,7 @@ func (e *envelope[T]) result(iter *jsoniter.Iterator) (Event[T], error) {
 		e.err = fmt.Errorf("%w: the event has no type", ErrUnknownEventType)
 	}
 	if e.err == nil && e.typ == Error {
-		return Event[T]{}, statusFromEvent(e.raw)
+		return Event[T]{}, kube.EventStatus(e.raw, false)
 	}
 	if e.err == nil && !e.hasObj {
 		e.err = errors.New("the event has no object")
@@ -488,10 +490,4 @@ func internType(b []byte) EventType {
 }
 
 // clip shortens s for an error message.
-func clip(s string) string {
-	const n = 64
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
-}
+func clip(s string) string { return pbwire.Clip(s) }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/kwatch/kwatch/kube"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -123,7 +124,7 @@ func TestDecoderErrorEvents(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, err := decodeAll[*testPod](strings.NewReader(tt.in), DecoderOptions{})
-		se, ok := AsStatus(err)
+		se, ok := kube.AsStatus(err)
 		require.True(t, ok, "%s: got %v, want a *StatusError", tt.name, err)
 		assert.Equal(t, tt.wantCode, se.Code, tt.name)
 		assert.Equal(t, tt.wantReason, se.Reason, tt.name)

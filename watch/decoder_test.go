@@ -10,6 +10,7 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/kwatch/kwatch/kube"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,14 +54,14 @@ func TestDecoderGoneCapture(t *testing.T) {
 	for _, par := range []int{1, 3} {
 		d := NewDecoder[*testPod](bytes.NewReader(readCapture(t, "watch-410-too-old-rv.jsonl")), DecoderOptions{Parallelism: par})
 		_, err := d.Next()
-		se, ok := AsStatus(err)
+		se, ok := kube.AsStatus(err)
 		require.True(t, ok, "got %v, want a *StatusError", err)
 		assert.Equal(t, int32(410), se.Code)
 		assert.Equal(t, "Expired", se.Reason)
 		assert.Contains(t, se.Message, "too old")
-		assert.True(t, IsGone(err))
+		assert.True(t, kube.IsGone(err))
 		_, again := d.Next()
-		assert.Same(t, se, again.(*StatusError), "the stream is over: Next repeats its error")
+		assert.Same(t, se, again.(*kube.StatusError), "the stream is over: Next repeats its error")
 		require.NoError(t, d.Close())
 	}
 }
@@ -157,7 +158,7 @@ func TestDecoderObjectBeforeType(t *testing.T) {
 	assert.Equal(t, "a", ev.Object.Name)
 	assert.Equal(t, "9", ev.Object.ResourceVersion)
 	_, err = d.Next()
-	assert.True(t, IsGone(err), "got %v, want the ERROR event's 410", err)
+	assert.True(t, kube.IsGone(err), "got %v, want the ERROR event's 410", err)
 }
 
 func TestDecoderEscapedType(t *testing.T) {

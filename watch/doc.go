@@ -29,17 +29,17 @@
 //     Custom resources are answered in JSON whatever the Accept header
 //     says, so the client lists JSON second in it and decodes either.
 //
-// What this package gives:
-//   - Config from kubeconfig (LoadKubeconfig), in-cluster (InClusterConfig) or by hand,
-//     with bearer tokens, rotating token files, client certificates and exec plugins.
-//   - A Client over HTTP/2 with health pings on TLS, or chunked HTTP/1.1 on plain HTTP.
-//     Config.Timeout bounds the requests that are not watches; a watch lasts
-//     as long as the server keeps it open.
+// The connection (config, credentials, transport, rate limit, status
+// errors, discovery) is package kube's; this package sends its requests
+// through a *kube.Client and gives:
 //   - List, ListEach and Watch, generic over the caller's object type (any T
 //     satisfying Object: *corev1.Pod, a slim struct embedding metav1.ObjectMeta,
 //     *metav1.PartialObjectMetadata), with idle deadlines when asked for
 //     (ListOptions and WatchOptions.IdleTimeout; none by default) so a silent
-//     server cannot hang a caller; discovery and Resolve ("po", "deploy", "Pod").
+//     server cannot hang a caller. A watch lasts as long as the server keeps
+//     it open; kube.Config.Timeout does not bound it. Errors are
+//     *kube.StatusError inside a *kube.OpError, never retried here: the
+//     caller's policy decides (the informer's backoff).
 //   - A Decoder that frames and decodes a watch stream incrementally, whatever
 //     the chunk boundaries, with a bounded frame size (DefaultMaxFrameSize) and
 //     nesting depth (MaxNestingDepth), optionally on several cores
@@ -58,6 +58,6 @@
 //     type; see ProtobufObject and Config.ContentType), decoded by the
 //     package itself around the object's own Unmarshal, lists item by item,
 //     with JSON as the fallback the server may choose.
-//   - StatusError and predicates (IsGone, IsRetryable, RetryAfter) for every
-//     error answer, in JSON or protobuf.
+//   - ERROR events, JSON or protobuf, as *kube.StatusError (kube.IsGone for
+//     a too-old resourceVersion).
 package watch

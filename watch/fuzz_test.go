@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kwatch/kwatch/internal/pbwire"
+	"github.com/kwatch/kwatch/kube"
 	"github.com/stretchr/testify/require"
 )
 
@@ -85,7 +87,7 @@ func FuzzDecoder(f *testing.F) {
 		}
 		require.Equal(t, summaries(want), summaries(got))
 		var de *DecodeError
-		var se *StatusError
+		var se *kube.StatusError
 		if gotErr != io.EOF && !errors.As(gotErr, &de) && !errors.As(gotErr, &se) {
 			t.Fatalf("error %q (%T) is neither a DecodeError nor a StatusError", gotErr, gotErr)
 		}
@@ -144,7 +146,7 @@ func FuzzProtobuf(f *testing.F) {
 			items++
 			return nil
 		})
-		if err == nil && !bytes.HasPrefix(data, protoMagic[:]) {
+		if err == nil && !bytes.HasPrefix(data, pbwire.Magic[:]) {
 			t.Fatal("a list without the magic was accepted")
 		}
 	})

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	jsoniter "github.com/json-iterator/go"
+	"github.com/kwatch/kwatch/kube"
 )
 
 // ListMeta is the metadata of one list page: the resourceVersion the list
@@ -64,7 +65,7 @@ func DecodeList[T Object](r io.Reader, maxItemSize int, each func(T) error) (Lis
 	}
 	if d.status != nil {
 		d.status.WriteByte('}')
-		se := statusFromEvent(d.status.Bytes())
+		se := kube.EventStatus(d.status.Bytes(), false)
 		return meta, fmt.Errorf("%w: the body is a Status: %w", ErrNotList, se)
 	}
 	if !d.sawItems {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/kwatch/kwatch/kube"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -125,8 +126,8 @@ func TestDecodeListStatusBody(t *testing.T) {
 	_, names, err := collect[*testPod](bytes.NewReader(readCapture(t, "status-410-expired-continue.json")), 0)
 	assert.Empty(t, names)
 	require.ErrorIs(t, err, ErrNotList)
-	se, ok := AsStatus(err)
-	require.True(t, ok, "got %v, want the Status as a *StatusError too", err)
+	se, ok := kube.AsStatus(err)
+	require.True(t, ok, "got %v, want the Status as a *kube.StatusError too", err)
 	assert.Equal(t, int32(410), se.Code)
 	assert.Equal(t, "Expired", se.Reason)
 	assert.NotEmpty(t, se.Continue, "the fresh continue token in the Status")
@@ -135,7 +136,7 @@ func TestDecodeListStatusBody(t *testing.T) {
 	// the Status copied from the body still reads.
 	body := "{\"kind\":\"Status\",\"x\xff\":1,\"code\":410,\"reason\":\"Expired\",\"message\":\"too old \xfe\"}"
 	_, _, err = collect[*testPod](strings.NewReader(body), 0)
-	se, ok = AsStatus(err)
+	se, ok = kube.AsStatus(err)
 	require.True(t, ok, "got %v, want the Status as a *StatusError", err)
 	assert.Equal(t, "Expired", se.Reason)
 	assert.Equal(t, "too old \uFFFD", se.Message)

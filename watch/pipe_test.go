@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kwatch/kwatch/internal/sim"
+	"github.com/kwatch/kwatch/kube"
 )
 
 // pipeListener hands the server the far ends of net.Pipe connections that
@@ -61,7 +62,7 @@ func (pipeAddr) String() string  { return "pipe" }
 
 // startPipeSim serves a simulator over pipes inside the caller's synctest
 // bubble until the test's function returns, and returns a Config for it.
-func startPipeSim(t *testing.T, opts sim.Options) (*sim.Server, *Config) {
+func startPipeSim(t *testing.T, opts sim.Options) (*sim.Server, *kube.Config) {
 	srv, err := sim.New(opts)
 	require.NoError(t, err)
 	cfg := servePipe(t, srv.Serve)
@@ -69,7 +70,7 @@ func startPipeSim(t *testing.T, opts sim.Options) (*sim.Server, *Config) {
 }
 
 // startPipeHandler serves h over pipes like startPipeSim.
-func startPipeHandler(t *testing.T, h http.Handler) *Config {
+func startPipeHandler(t *testing.T, h http.Handler) *kube.Config {
 	return servePipe(t, func(ctx context.Context, ln net.Listener) error {
 		hs := &http.Server{Handler: h}
 		stopped := context.AfterFunc(ctx, func() { hs.Close() })
@@ -83,7 +84,7 @@ func startPipeHandler(t *testing.T, h http.Handler) *Config {
 
 // servePipe runs serve on a pipe listener until the test ends and waits for
 // it to return.
-func servePipe(t *testing.T, serve func(context.Context, net.Listener) error) *Config {
+func servePipe(t *testing.T, serve func(context.Context, net.Listener) error) *kube.Config {
 	ln := newPipeListener()
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
@@ -94,5 +95,5 @@ func servePipe(t *testing.T, serve func(context.Context, net.Listener) error) *C
 		cancel()
 		require.NoError(t, <-served)
 	})
-	return &Config{Host: "http://127.0.0.1", Transport: tr}
+	return &kube.Config{Host: "http://127.0.0.1", Transport: tr}
 }

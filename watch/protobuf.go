@@ -3,21 +3,18 @@ package watch
 import (
 	"errors"
 	"fmt"
-	"mime"
+	"net/http"
 	"reflect"
 	"strings"
 	"unsafe"
-)
 
-// The encodings Config.ContentType may ask for.
-const (
-	ContentTypeJSON     = "application/json"
-	ContentTypeProtobuf = "application/vnd.kubernetes.protobuf"
+	"github.com/kwatch/kwatch/internal/pbwire"
+	"github.com/kwatch/kwatch/kube"
 )
 
 // acceptProtobuf asks for protobuf and lets the server answer JSON for the
 // resources it cannot encode so (custom resources).
-const acceptProtobuf = ContentTypeProtobuf + "," + ContentTypeJSON
+const acceptProtobuf = kube.ContentTypeProtobuf + "," + kube.ContentTypeJSON
 
 // ProtobufObject is an object type that decodes the API server's protobuf
 // encoding of itself, as every type of k8s.io/api does through its
@@ -25,23 +22,6 @@ const acceptProtobuf = ContentTypeProtobuf + "," + ContentTypeJSON
 // ContentTypeJSON, lists and watches of such a type ask for protobuf.
 type ProtobufObject interface {
 	Unmarshal([]byte) error
-}
-
-// isProtobuf reports whether a Content-Type header names the API server's
-// protobuf encoding (with or without ";stream=watch").
-func isProtobuf(contentType string) bool {
-	mt, _, err := mime.ParseMediaType(contentType)
-	return err == nil && mt == ContentTypeProtobuf
-}
-
-// checkContentType validates Config.ContentType.
-func checkContentType(ct string) error {
-	switch ct {
-	case "", ContentTypeJSON, ContentTypeProtobuf:
-		return nil
-	}
-	return fmt.Errorf("watch: Config.ContentType %q is not supported; want %q or %q",
-		clip(ct), ContentTypeJSON, ContentTypeProtobuf)
 }
 
 // protoCodec allocates and decodes objects of a pointer type T that
@@ -73,11 +53,11 @@ func newProtoCodec[T Object](noIntern bool) *protoCodec[T] {
 // protoAccept is the Accept header for c's lists and watches of T:
 // protobuf first when T can decode it and the client does not insist on
 // JSON.
-func protoAccept[T Object](c *Client) (string, *protoCodec[T]) {
-	if c.contentType == ContentTypeJSON {
+func protoAccept[T Object](c *kube.Client) (string, *protoCodec[T]) {
+	if c.ContentType() == kube.ContentTypeJSON {
 		return acceptJSON, nil
 	}
-	codec := newProtoCodec[T](c.noIntern)
+	codec := newProtoCodec[T](!c.InternProtobuf())
 	if codec == nil {
 		return acceptJSON, nil
 	}
@@ -116,27 +96,27 @@ func decodeProtoEvent[T Object](c *protoCodec[T], frame []byte, off int64) (Even
 	if err != nil {
 		return Event[T]{}, &DecodeError{Offset: off, What: what, Err: err}
 	}
-	env, err := unwrapEnvelope(raw)
+	env, err := pbwire.Unwrap(raw)
 	if err != nil {
 		return Event[T]{}, &DecodeError{Offset: off, What: what, Err: err}
 	}
 	if typ == Error {
 		return Event[T]{}, statusFromProtoEvent(env)
 	}
-	obj, err := c.decode(env.raw)
+	obj, err := c.decode(env.Raw)
 	if err != nil {
 		return Event[T]{}, &DecodeError{Offset: off, What: what, Err: err}
 	}
 	return Event[T]{Type: typ, Object: obj}, nil
 }
 
-// statusFromProtoEvent is statusFromEvent for a protobuf ERROR event.
-func statusFromProtoEvent(env protoEnvelope) *StatusError {
-	w, err := readProtoStatus(env.raw)
-	if err == nil && env.kind != "Status" {
-		err = fmt.Errorf("object of kind %q", clip(env.kind))
+// statusFromProtoEvent is the StatusError of a protobuf ERROR event.
+func statusFromProtoEvent(env pbwire.Envelope) *kube.StatusError {
+	if env.Kind != "Status" {
+		return &kube.StatusError{Code: http.StatusInternalServerError, Reason: "InternalError",
+			Message: fmt.Sprintf("ERROR event with an undecodable object: object of kind %q", pbwire.Clip(env.Kind))}
 	}
-	return eventStatus(w, err)
+	return kube.EventStatus(env.Raw, true)
 }
 
 // errWrongEncoding is returned when the server answers protobuf to a

@@ -3,6 +3,8 @@ package watch
 import (
 	"encoding/binary"
 	"errors"
+
+	"github.com/kwatch/kwatch/internal/pbwire"
 )
 
 // protoPod is a test object that decodes the metadata of a real
@@ -34,41 +36,41 @@ var errProtoPodPanic = errors.New("protoPod asked to panic")
 // Unmarshal decodes the message; a name of "panic" panics, to test that
 // the engine survives a generated decoder's panic.
 func (p *protoPod) Unmarshal(b []byte) error {
-	s := protoScanner{b: b}
-	var f protoField
-	for s.next(&f) {
-		if f.num != 1 || f.wire != wireBytes {
-			p.Rest += len(f.data)
+	s := pbwire.NewScanner(b)
+	var f pbwire.Field
+	for s.Next(&f) {
+		if f.Num != 1 || f.Wire != pbwire.Bytes {
+			p.Rest += len(f.Data)
 			continue
 		}
-		if err := p.meta(f.data); err != nil {
+		if err := p.meta(f.Data); err != nil {
 			return err
 		}
 	}
 	if p.Name == "panic" {
 		panic(errProtoPodPanic)
 	}
-	return s.err
+	return s.Err()
 }
 
 func (p *protoPod) meta(b []byte) error {
-	s := protoScanner{b: b}
-	var f protoField
-	for s.next(&f) {
-		switch f.num {
+	s := pbwire.NewScanner(b)
+	var f pbwire.Field
+	for s.Next(&f) {
+		switch f.Num {
 		case 1:
-			p.Name = string(f.data)
+			p.Name = string(f.Data)
 		case 3:
-			p.Namespace = string(f.data)
+			p.Namespace = string(f.Data)
 		case 6:
-			p.ResourceVersion = string(f.data)
+			p.ResourceVersion = string(f.Data)
 		case 11, 12:
-			k, v, err := mapEntry(f.data)
+			k, v, err := mapEntry(f.Data)
 			if err != nil {
 				return err
 			}
 			m := &p.Labels
-			if f.num == 12 {
+			if f.Num == 12 {
 				m = &p.Annotations
 			}
 			if *m == nil {
@@ -77,21 +79,21 @@ func (p *protoPod) meta(b []byte) error {
 			(*m)[k] = v
 		}
 	}
-	return s.err
+	return s.Err()
 }
 
 func mapEntry(b []byte) (k, v string, err error) {
-	s := protoScanner{b: b}
-	var f protoField
-	for s.next(&f) {
-		switch f.num {
+	s := pbwire.NewScanner(b)
+	var f pbwire.Field
+	for s.Next(&f) {
+		switch f.Num {
 		case 1:
-			k = string(f.data)
+			k = string(f.Data)
 		case 2:
-			v = string(f.data)
+			v = string(f.Data)
 		}
 	}
-	return k, v, s.err
+	return k, v, s.Err()
 }
 
 // pb builds protobuf messages for tests.
@@ -106,13 +108,13 @@ func (b pb) varint(v uint64) pb {
 }
 
 func (b pb) bytes(num int, data []byte) pb {
-	b = b.varint(uint64(num<<3 | wireBytes))
+	b = b.varint(uint64(num<<3 | pbwire.Bytes))
 	return append(b.varint(uint64(len(data))), data...)
 }
 
 func (b pb) str(num int, s string) pb { return b.bytes(num, []byte(s)) }
 
-func (b pb) num(num int, v uint64) pb { return b.varint(uint64(num<<3 | wireVarint)).varint(v) }
+func (b pb) num(num int, v uint64) pb { return b.varint(uint64(num<<3 | pbwire.Varint)).varint(v) }
 
 // podMsg is a Pod message with the given metadata and some padding in
 // spec, to look like a real pod of a few hundred bytes.
@@ -128,7 +130,7 @@ func podMsg(ns, name, rv string, annotations ...string) []byte {
 // protoBody wraps a message as the server's runtime.Unknown body.
 func protoBody(kind string, raw []byte) []byte {
 	typeMeta := pb(nil).str(1, "v1").str(2, kind)
-	b := append(pb(nil), protoMagic[:]...)
+	b := append(pb(nil), pbwire.Magic[:]...)
 	return b.bytes(1, typeMeta).bytes(2, raw).str(3, "").str(4, "")
 }
 

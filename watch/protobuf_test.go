@@ -8,21 +8,22 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"strings"
 	"testing"
 	"unsafe"
 
+	"github.com/kwatch/kwatch/internal/pbwire"
+	"github.com/kwatch/kwatch/kube"
 	"github.com/stretchr/testify/require"
 )
 
 const protoWatchType = "application/vnd.kubernetes.protobuf;stream=watch"
 
 // protoClient is a client asking for protobuf from a server running h.
-func protoClient(t *testing.T, h http.HandlerFunc) *Client {
+func protoClient(t *testing.T, h http.HandlerFunc) *kube.Client {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	c, err := NewClient(&Config{Host: srv.URL, ContentType: ContentTypeProtobuf})
+	c, err := kube.NewClient(&kube.Config{Host: srv.URL, ContentType: kube.ContentTypeProtobuf})
 	require.NoError(t, err)
 	return c
 }
@@ -52,7 +53,7 @@ func TestProtobufWatchDecodesEveryEventAndTheGoneError(t *testing.T) {
 			w.Header().Set("Content-Type", protoWatchType)
 			writeChunks(w, stream, rand.New(rand.NewPCG(uint64(par), 1)))
 		})
-		s, err := Watch[*protoPod](context.Background(), c, Pods, "ns", WatchOptions{Decoder: DecoderOptions{Parallelism: par}})
+		s, err := Watch[*protoPod](context.Background(), c, kube.Pods, "ns", WatchOptions{Decoder: DecoderOptions{Parallelism: par}})
 		require.NoError(t, err)
 		require.Equal(t, "application/vnd.kubernetes.protobuf,application/json", accept)
 		for i := range 50 {
@@ -68,8 +69,8 @@ func TestProtobufWatchDecodesEveryEventAndTheGoneError(t *testing.T) {
 		require.Equal(t, Bookmark, ev.Type)
 		require.Equal(t, "true", ev.Object.Annotations[InitialEventsEndAnnotation])
 		_, err = s.Next()
-		require.True(t, IsGone(err), "%v", err)
-		se, _ := AsStatus(err)
+		require.True(t, kube.IsGone(err), "%v", err)
+		se, _ := kube.AsStatus(err)
 		require.Equal(t, "Expired", se.Reason)
 		require.Contains(t, se.Message, "too old resource version")
 		s.Close()
@@ -105,7 +106,7 @@ func TestProtobufWatchBadInputEndsWithANamedError(t *testing.T) {
 				w.Write(good)
 				w.Write(tc.stream)
 			})
-			s, err := Watch[*protoPod](context.Background(), c, Pods, "", WatchOptions{})
+			s, err := Watch[*protoPod](context.Background(), c, kube.Pods, "", WatchOptions{})
 			require.NoError(t, err)
 			defer s.Close()
 			ev, err := s.Next()
@@ -133,10 +134,10 @@ func TestProtobufListStreamsItemsAndMetadata(t *testing.T) {
 	}
 	body := protoBody("PodList", listMsg("77", "next-token", 5, items...))
 	c := protoClient(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", ContentTypeProtobuf)
+		w.Header().Set("Content-Type", kube.ContentTypeProtobuf)
 		writeChunks(w, body, rand.New(rand.NewPCG(3, 4)))
 	})
-	page, err := List[*protoPod](context.Background(), c, Pods, "ns", ListOptions{Limit: 20})
+	page, err := List[*protoPod](context.Background(), c, kube.Pods, "ns", ListOptions{Limit: 20})
 	require.NoError(t, err)
 	require.Equal(t, "77", page.ResourceVersion)
 	require.Equal(t, "next-token", page.Continue)
@@ -151,10 +152,10 @@ func TestProtobufListStreamsItemsAndMetadata(t *testing.T) {
 	// An empty list has no items field at all.
 	empty := protoBody("PodList", listMsg("78", "", -1))
 	c = protoClient(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", ContentTypeProtobuf)
+		w.Header().Set("Content-Type", kube.ContentTypeProtobuf)
 		w.Write(empty)
 	})
-	page, err = List[*protoPod](context.Background(), c, Pods, "", ListOptions{})
+	page, err = List[*protoPod](context.Background(), c, kube.Pods, "", ListOptions{})
 	require.NoError(t, err)
 	require.Empty(t, page.Items)
 	require.Equal(t, "78", page.ResourceVersion)
@@ -172,18 +173,18 @@ func TestProtobufListBadInput(t *testing.T) {
 		{"no magic", listMsg("1", "", -1, item), nil, "magic"},
 		{"not a list", protoBody("Pod", item), ErrNotList, `"Pod"`},
 		{"a Status", protoBody("Status", statusMsg(500, "InternalError", "etcd is gone", "", 0)), ErrNotList, "etcd is gone"},
-		{"no object", append(protoMagic[:], pb(nil).bytes(1, pb(nil).str(2, "PodList"))...), ErrNotList, "holds no object"},
+		{"no object", append(pbwire.Magic[:], pb(nil).bytes(1, pb(nil).str(2, "PodList"))...), ErrNotList, "holds no object"},
 		{"cut in an item", protoBody("PodList", listMsg("1", "", -1, item))[:40], io.ErrUnexpectedEOF, ""},
-		{"item over the limit", append(protoMagic[:], pb(nil).bytes(1, pb(nil).str(2, "PodList")).varint(2<<3|wireBytes).varint(1<<20).varint(2<<3|wireBytes).varint(1<<30)...), ErrFrameTooLarge, "list item 0"},
+		{"item over the limit", append(pbwire.Magic[:], pb(nil).bytes(1, pb(nil).str(2, "PodList")).varint(2<<3|pbwire.Bytes).varint(1<<20).varint(2<<3|pbwire.Bytes).varint(1<<30)...), ErrFrameTooLarge, "list item 0"},
 		{"item that does not decode", protoBody("PodList", listMsg("1", "", -1, []byte{0x0a, 0x50})), nil, "list item 0"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := protoClient(t, func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", ContentTypeProtobuf)
+				w.Header().Set("Content-Type", kube.ContentTypeProtobuf)
 				w.Write(tc.body)
 			})
-			_, err := List[*protoPod](context.Background(), c, Pods, "", ListOptions{})
+			_, err := List[*protoPod](context.Background(), c, kube.Pods, "", ListOptions{})
 			require.Error(t, err)
 			if tc.is != nil {
 				require.ErrorIs(t, err, tc.is)
@@ -196,36 +197,36 @@ func TestProtobufListBadInput(t *testing.T) {
 func TestProtobufErrorBodies(t *testing.T) {
 	body := protoBody("Status", statusMsg(410, "Expired", "The provided continue parameter is too old", "fresh-token", 0))
 	c := protoClient(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", ContentTypeProtobuf)
+		w.Header().Set("Content-Type", kube.ContentTypeProtobuf)
 		w.WriteHeader(http.StatusGone)
 		w.Write(body)
 	})
-	_, err := List[*protoPod](context.Background(), c, Pods, "", ListOptions{Continue: "old"})
-	require.True(t, IsGone(err), "%v", err)
-	se, _ := AsStatus(err)
+	_, err := List[*protoPod](context.Background(), c, kube.Pods, "", ListOptions{Continue: "old"})
+	require.True(t, kube.IsGone(err), "%v", err)
+	se, _ := kube.AsStatus(err)
 	require.Equal(t, "Expired", se.Reason)
 	require.Equal(t, "fresh-token", se.Continue)
-	require.Equal(t, []string{"spec.x: bad"}, se.Causes)
+	require.Equal(t, []kube.StatusCause{{Type: "FieldValueInvalid", Message: "bad", Field: "spec.x"}}, se.Causes)
 
 	busy := protoBody("Status", statusMsg(429, "TooManyRequests", "slow down", "", 7))
 	c = protoClient(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", ContentTypeProtobuf)
+		w.Header().Set("Content-Type", kube.ContentTypeProtobuf)
 		w.WriteHeader(http.StatusTooManyRequests)
 		w.Write(busy)
 	})
-	_, err = Watch[*protoPod](context.Background(), c, Pods, "", WatchOptions{})
-	ra, ok := RetryAfter(err)
+	_, err = Watch[*protoPod](context.Background(), c, kube.Pods, "", WatchOptions{})
+	ra, ok := kube.RetryAfter(err)
 	require.True(t, ok, "%v", err)
 	require.Equal(t, "7s", ra.String())
 
 	// A protobuf error body that does not decode keeps the HTTP code.
 	c = protoClient(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", ContentTypeProtobuf)
+		w.Header().Set("Content-Type", kube.ContentTypeProtobuf)
 		w.WriteHeader(http.StatusServiceUnavailable)
 		w.Write([]byte("k8s\x00\xff"))
 	})
-	_, err = List[*protoPod](context.Background(), c, Pods, "", ListOptions{})
-	se, ok = AsStatus(err)
+	_, err = List[*protoPod](context.Background(), c, kube.Pods, "", ListOptions{})
+	se, ok = kube.AsStatus(err)
 	require.True(t, ok)
 	require.Equal(t, int32(503), se.Code)
 	require.Contains(t, se.Message, "undecodable protobuf")
@@ -245,11 +246,11 @@ func TestProtobufFallsBackToJSON(t *testing.T) {
 		}
 		w.Write(listBody)
 	})
-	page, err := List[*protoPod](context.Background(), c, Pods, "", ListOptions{})
+	page, err := List[*protoPod](context.Background(), c, kube.Pods, "", ListOptions{})
 	require.NoError(t, err)
 	require.NotEmpty(t, page.Items)
 	require.NotEmpty(t, page.Items[0].Name)
-	s, err := Watch[*protoPod](context.Background(), c, Pods, "", WatchOptions{})
+	s, err := Watch[*protoPod](context.Background(), c, kube.Pods, "", WatchOptions{})
 	require.NoError(t, err)
 	defer s.Close()
 	ev, err := s.Next()
@@ -268,63 +269,49 @@ func TestContentTypeOnlyAsksProtobufWhenItCanDecodeIt(t *testing.T) {
 	proto := protoClient(t, h)
 	srv := httptest.NewServer(http.HandlerFunc(h))
 	defer srv.Close()
-	plain, err := NewClient(&Config{Host: srv.URL, ContentType: ContentTypeJSON})
+	plain, err := kube.NewClient(&kube.Config{Host: srv.URL, ContentType: kube.ContentTypeJSON})
 	require.NoError(t, err)
 	ctx := context.Background()
-	_, err = List[*protoPod](ctx, plain, Pods, "", ListOptions{}) // JSON when asked
+	_, err = List[*protoPod](ctx, plain, kube.Pods, "", ListOptions{}) // JSON when asked
 	require.NoError(t, err)
-	_, err = List[*testPod](ctx, proto, Pods, "", ListOptions{}) // cannot decode protobuf
+	_, err = List[*testPod](ctx, proto, kube.Pods, "", ListOptions{}) // cannot decode protobuf
 	require.NoError(t, err)
-	_, err = List[*protoPod](ctx, proto, Pods, "", ListOptions{MetadataOnly: true})
+	_, err = List[*protoPod](ctx, proto, kube.Pods, "", ListOptions{MetadataOnly: true})
 	require.NoError(t, err)
 	require.Equal(t, []string{acceptJSON, acceptJSON, acceptMetaList}, accepts)
 
 	// By default, a type that can decode protobuf asks for it.
-	def, err := NewClient(&Config{Host: srv.URL})
+	def, err := kube.NewClient(&kube.Config{Host: srv.URL})
 	require.NoError(t, err)
-	_, err = List[*protoPod](ctx, def, Pods, "", ListOptions{})
+	_, err = List[*protoPod](ctx, def, kube.Pods, "", ListOptions{})
 	require.NoError(t, err)
 	require.Equal(t, acceptProtobuf, accepts[len(accepts)-1])
 
 	// Protobuf that was not asked for is refused with a clear error.
 	c := protoClient(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", ContentTypeProtobuf)
+		w.Header().Set("Content-Type", kube.ContentTypeProtobuf)
 		w.Write(protoBody("PodList", listMsg("1", "", -1)))
 	})
-	_, err = List[*testPod](ctx, c, Pods, "", ListOptions{})
+	_, err = List[*testPod](ctx, c, kube.Pods, "", ListOptions{})
 	require.ErrorIs(t, err, errWrongEncoding)
-	_, err = Watch[*testPod](ctx, c, Pods, "", WatchOptions{})
+	_, err = Watch[*testPod](ctx, c, kube.Pods, "", WatchOptions{})
 	require.ErrorIs(t, err, errWrongEncoding)
 
-	_, err = NewClient(&Config{Host: srv.URL, ContentType: "application/cbor"})
+	_, err = kube.NewClient(&kube.Config{Host: srv.URL, ContentType: "application/cbor"})
 	require.ErrorContains(t, err, `Config.ContentType "application/cbor" is not supported`)
-}
-
-func TestIsProtobuf(t *testing.T) {
-	for ct, want := range map[string]bool{
-		"application/vnd.kubernetes.protobuf":               true,
-		"application/vnd.kubernetes.protobuf;stream=watch":  true,
-		"Application/Vnd.Kubernetes.Protobuf; stream=watch": true,
-		"application/json":                         false,
-		"application/vnd.kubernetes.protobuf+json": false,
-		"":                      false,
-		strings.Repeat("x", 10): false,
-	} {
-		require.Equal(t, want, isProtobuf(ct), ct)
-	}
 }
 
 func TestProtobufObjectsAreInternedUnlessAskedNot(t *testing.T) {
 	body := protoBody("PodList", listMsg("9", "", -1, podMsg("team-a", "x", "1"), podMsg("team-a", "y", "2")))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", ContentTypeProtobuf)
+		w.Header().Set("Content-Type", kube.ContentTypeProtobuf)
 		w.Write(body)
 	}))
 	defer srv.Close()
 	for _, noIntern := range []bool{false, true} {
-		c, err := NewClient(&Config{Host: srv.URL, NoProtobufIntern: noIntern})
+		c, err := kube.NewClient(&kube.Config{Host: srv.URL, NoProtobufIntern: noIntern})
 		require.NoError(t, err)
-		page, err := List[*protoPod](context.Background(), c, Pods, "", ListOptions{})
+		page, err := List[*protoPod](context.Background(), c, kube.Pods, "", ListOptions{})
 		require.NoError(t, err)
 		a, b := page.Items[0].Namespace, page.Items[1].Namespace
 		require.Equal(t, a, b)
@@ -338,14 +325,14 @@ func TestProtobufObjectsAreInternedUnlessAskedNot(t *testing.T) {
 func TestProtobufKeepsInvalidUTF8(t *testing.T) {
 	body := protoBody("PodList", listMsg("9", "", -1, podMsg("team-\xff", "x\xfe", "1", "note", "a\xc3"), podMsg("team-\xff", "y", "2")))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", ContentTypeProtobuf)
+		w.Header().Set("Content-Type", kube.ContentTypeProtobuf)
 		w.Write(body)
 	}))
 	defer srv.Close()
 	for _, noIntern := range []bool{false, true} {
-		c, err := NewClient(&Config{Host: srv.URL, NoProtobufIntern: noIntern})
+		c, err := kube.NewClient(&kube.Config{Host: srv.URL, NoProtobufIntern: noIntern})
 		require.NoError(t, err)
-		page, err := List[*protoPod](context.Background(), c, Pods, "", ListOptions{})
+		page, err := List[*protoPod](context.Background(), c, kube.Pods, "", ListOptions{})
 		require.NoError(t, err)
 		require.Len(t, page.Items, 2)
 		got := page.Items[0]

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/kwatch/kwatch/internal/pbwire"
+	"github.com/kwatch/kwatch/kube"
 )
 
 // decodeProtoList is DecodeList for a protobuf list body: the enveloped
@@ -21,7 +24,7 @@ func decodeProtoList[T Object](r io.Reader, maxItemSize int, c *protoCodec[T], e
 	if err := s.full(magic[:]); err != nil {
 		return meta, s.fail("list body", err)
 	}
-	if magic != protoMagic {
+	if magic != pbwire.Magic {
 		return meta, s.fail("list body", errors.New(`protobuf body does not start with the "k8s\x00" magic`))
 	}
 	var kind string
@@ -35,15 +38,15 @@ func decodeProtoList[T Object](r io.Reader, maxItemSize int, c *protoCodec[T], e
 			return meta, s.fail("list body", err)
 		}
 		switch {
-		case num == 1 && wire == wireBytes:
+		case num == 1 && wire == pbwire.Bytes:
 			b, err := s.field("list type")
 			if err != nil {
 				return meta, err
 			}
-			_, kind = readTypeMeta(b)
-		case num == 2 && wire == wireBytes && kind == "Status":
+			_, kind = pbwire.ReadTypeMeta(b)
+		case num == 2 && wire == pbwire.Bytes && kind == "Status":
 			return meta, s.statusBody()
-		case num == 2 && wire == wireBytes:
+		case num == 2 && wire == pbwire.Bytes:
 			if !listKindOK(kind) {
 				return meta, s.fail("list body", fmt.Errorf("%w: the body is a %q", ErrNotList, clip(kind)))
 			}
@@ -77,7 +80,7 @@ func listMessage[T Object](s *protoStream, meta *ListMeta, c *protoCodec[T], eac
 			return s.fail("list body", noEOF(err))
 		}
 		switch {
-		case num == 1 && wire == wireBytes:
+		case num == 1 && wire == pbwire.Bytes:
 			b, err := s.field("list metadata")
 			if err == nil {
 				err = readListMeta(b, meta)
@@ -85,7 +88,7 @@ func listMessage[T Object](s *protoStream, meta *ListMeta, c *protoCodec[T], eac
 			if err != nil {
 				return s.fail("list metadata", err)
 			}
-		case num == 2 && wire == wireBytes:
+		case num == 2 && wire == pbwire.Bytes:
 			what := fmt.Sprintf("list item %d", i)
 			at := s.off
 			b, err := s.field(what)
@@ -188,14 +191,14 @@ func (s *protoStream) field(what string) ([]byte, error) {
 func (s *protoStream) skipField(wire int, what string) error {
 	var n uint64
 	switch wire {
-	case wireVarint:
+	case pbwire.Varint:
 		_, err := s.varint()
 		return s.failIf(what, err)
-	case wireFixed64:
+	case pbwire.Fixed64:
 		n = 8
-	case wireFixed32:
+	case pbwire.Fixed32:
 		n = 4
-	case wireBytes:
+	case pbwire.Bytes:
 		var err error
 		if n, err = s.varint(); err != nil {
 			return s.fail(what, err)
@@ -221,11 +224,11 @@ func (s *protoStream) statusBody() error {
 	if err != nil {
 		return err
 	}
-	w, err := readProtoStatus(b)
+	se, err := kube.DecodeStatus(b, true)
 	if err != nil {
 		return s.fail("list body", err)
 	}
-	return fmt.Errorf("%w: the body is a Status: %w", ErrNotList, w.toError())
+	return fmt.Errorf("%w: the body is a Status: %w", ErrNotList, se)
 }
 
 // noEOF turns an end of input inside a value into io.ErrUnexpectedEOF.

@@ -7,13 +7,15 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kwatch/kwatch/kube"
 )
 
 // Stream is one open watch. Next returns its events in order; Close ends
 // it. A Stream is used by one goroutine, except Close, which may be called
 // from any goroutine to unblock Next.
 type Stream[T Object] struct {
-	res    Resource
+	res    kube.Resource
 	body   io.ReadCloser
 	dec    *Decoder[T]
 	cancel context.CancelFunc
@@ -32,7 +34,7 @@ type Stream[T Object] struct {
 // connection died without a FIN (or whose server stalled) is noticed even
 // over HTTP/1.1, where there are no pings. Ask for bookmarks so a quiet
 // resource still sends bytes.
-func Watch[T Object](ctx context.Context, c *Client, res Resource, ns string, opts WatchOptions) (*Stream[T], error) {
+func Watch[T Object](ctx context.Context, c *kube.Client, res kube.Resource, ns string, opts WatchOptions) (*Stream[T], error) {
 	idleTimeout := opts.IdleTimeout
 	accept, codec := protoAccept[T](c)
 	if opts.MetadataOnly {
@@ -46,13 +48,13 @@ func Watch[T Object](ctx context.Context, c *Client, res Resource, ns string, op
 		// that stops mid-stream.
 		idle = newIdleReader(idleTimeout, cancel)
 	}
-	resp, err := c.get(ctx, res.Path(ns), opts.query(), accept)
+	resp, err := c.Send(ctx, kube.Request{Path: res.Path(ns), Query: opts.query(), Accept: accept, NoRetry: true})
 	if err != nil {
 		cancel()
 		if idle != nil && idle.expired() {
 			err = ErrIdleTimeout
 		}
-		return nil, &OpError{Op: "watch", Resource: res.String(), Err: err}
+		return nil, &kube.OpError{Op: "watch", Resource: res.String(), Err: err}
 	}
 	var body io.Reader = resp.Body
 	if idle != nil {
@@ -62,7 +64,7 @@ func Watch[T Object](ctx context.Context, c *Client, res Resource, ns string, op
 	}
 	var dec *Decoder[T]
 	switch {
-	case !isProtobuf(resp.Header.Get("Content-Type")):
+	case !kube.IsProtobuf(resp.Header.Get("Content-Type")):
 		dec = NewDecoder[T](body, opts.Decoder)
 	case codec != nil:
 		dec = newProtoDecoder(body, opts.Decoder, codec)
@@ -72,7 +74,7 @@ func Watch[T Object](ctx context.Context, c *Client, res Resource, ns string, op
 		if idle != nil {
 			idle.stop()
 		}
-		return nil, &OpError{Op: "watch", Resource: res.String(), Err: errWrongEncoding}
+		return nil, &kube.OpError{Op: "watch", Resource: res.String(), Err: errWrongEncoding}
 	}
 	return &Stream[T]{
 		res:    res,
@@ -99,7 +101,7 @@ func (s *Stream[T]) Next() (Event[T], error) {
 	if errors.Is(err, io.EOF) {
 		return ev, io.EOF
 	}
-	return ev, &OpError{Op: "stream", Resource: s.res.String(), Err: err}
+	return ev, &kube.OpError{Op: "stream", Resource: s.res.String(), Err: err}
 }
 
 // SetParallelism changes how many frames are decoded at once from now on
@@ -171,3 +173,7 @@ func (ir *idleReader) stop() {
 	ir.stopped.Store(true)
 	ir.timer.Stop()
 }
+
+// ErrIdleTimeout ends a watch stream that received no bytes for longer than
+// its idle deadline: the connection is presumed dead.
+var ErrIdleTimeout = errors.New("watch stream idle for longer than its deadline; connection presumed dead")

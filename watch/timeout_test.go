@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/url"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kwatch/kwatch/internal/sim"
+	"github.com/kwatch/kwatch/kube"
 )
 
 // TestTimeoutDoesNotBoundWatches: Config.Timeout bounds list pages and
@@ -24,13 +24,13 @@ func TestTimeoutDoesNotBoundWatches(t *testing.T) {
 		_, err := srv.PutPod(sim.Pod{Namespace: "demo", Name: "web"})
 		require.NoError(t, err)
 		cfg.Timeout = time.Second
-		c, err := NewClient(cfg)
+		c, err := kube.NewClient(cfg)
 		require.NoError(t, err)
 
-		page, err := List[*testPod](t.Context(), c, Pods, "demo", ListOptions{})
+		page, err := List[*testPod](t.Context(), c, kube.Pods, "demo", ListOptions{})
 		require.NoError(t, err)
 		start := time.Now()
-		st, err := Watch[*testPod](t.Context(), c, Pods, "demo", WatchOptions{
+		st, err := Watch[*testPod](t.Context(), c, kube.Pods, "demo", WatchOptions{
 			ResourceVersion: page.ResourceVersion, AllowBookmarks: true, TimeoutSeconds: 10,
 			IdleTimeout: 3 * time.Second,
 		})
@@ -72,7 +72,7 @@ func TestTimeoutBoundsNonWatchRequests(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := startPipeHandler(t, http.HandlerFunc(stallHandler))
 		cfg.Timeout = time.Second
-		c, err := NewClient(cfg)
+		c, err := kube.NewClient(cfg)
 		require.NoError(t, err)
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "/api/v1/pods", nil)
 		require.NoError(t, err)
@@ -80,7 +80,7 @@ func TestTimeoutBoundsNonWatchRequests(t *testing.T) {
 			name string
 			call func() error
 		}{
-			{"list", func() error { _, err := List[*testPod](t.Context(), c, Pods, "", ListOptions{}); return err }},
+			{"list", func() error { _, err := List[*testPod](t.Context(), c, kube.Pods, "", ListOptions{}); return err }},
 			{"discovery", func() error { _, err := c.Discover(t.Context()); return err }},
 			{"Do", func() error { _, err := c.Do(req); return err }},
 		}
@@ -104,37 +104,11 @@ func TestTimeoutBoundsAListBody(t *testing.T) {
 			<-r.Context().Done()
 		}))
 		cfg.Timeout = time.Second
-		c, err := NewClient(cfg)
+		c, err := kube.NewClient(cfg)
 		require.NoError(t, err)
 		start := time.Now()
-		_, err = List[*testPod](t.Context(), c, Pods, "", ListOptions{})
+		_, err = List[*testPod](t.Context(), c, kube.Pods, "", ListOptions{})
 		require.Error(t, err)
 		require.Equal(t, time.Second, time.Since(start), "got %v", err)
 	})
-}
-
-func TestIsWatchQueryReadsLikeTheServer(t *testing.T) {
-	tests := []struct {
-		query string
-		want  bool
-	}{
-		{"", false},
-		{"limit=5", false},
-		{"watch=1", true},
-		{"watch=true", true},
-		{"watch=", true},
-		{"watch", true},
-		{"watch=yes", true},
-		{"watch=0", false},
-		{"watch=false", false},
-		{"watch=FALSE", false},
-		{"watch=0&watch=1", false},
-	}
-	for _, tt := range tests {
-		q, err := url.ParseQuery(tt.query)
-		require.NoError(t, err)
-		if got := isWatchQuery(q); got != tt.want {
-			t.Errorf("isWatchQuery(%q) = %v, want %v", tt.query, got, tt.want)
-		}
-	}
 }

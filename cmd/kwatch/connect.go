@@ -14,14 +14,15 @@ import (
 	"time"
 
 	"github.com/kwatch/kwatch/cmd/kwatch/internal/printers"
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/watch"
 )
 
 // target is what a get command watches: a client, a resource and a
 // namespace ("" for all namespaces or a cluster-scoped resource).
 type target struct {
-	client    *watch.Client
-	res       watch.Resource
+	client    *kube.Client
+	res       kube.Resource
 	namespace string
 	// allNamespaces: the NAMESPACE column is shown.
 	allNamespaces bool
@@ -29,18 +30,18 @@ type target struct {
 
 // loadConfig finds the cluster as kubectl does and applies the command
 // line's overrides.
-func loadConfig(c connFlags, namespace string, e *env) (*watch.Config, error) {
+func loadConfig(c connFlags, namespace string, e *env) (*kube.Config, error) {
 	if c.insecure && c.caFile != "" {
 		return nil, usagef("--certificate-authority and --insecure-skip-tls-verify exclude each other")
 	}
-	cfg, err := watch.DefaultConfig(watch.KubeconfigOptions{
+	cfg, err := kube.DefaultConfig(kube.KubeconfigOptions{
 		Path: c.kubeconfig, Context: c.context, Namespace: namespace, Getenv: e.getenv,
 	})
 	switch {
 	case err == nil:
-	case errors.Is(err, watch.ErrNoCluster) && c.server != "":
-		cfg = &watch.Config{Host: c.server, Namespace: namespace}
-	case errors.Is(err, watch.ErrNoCluster), c.kubeconfig != "" && errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, kube.ErrNoCluster) && c.server != "":
+		cfg = &kube.Config{Host: c.server, Namespace: namespace}
+	case errors.Is(err, kube.ErrNoCluster), c.kubeconfig != "" && errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("%w; pass --kubeconfig or --server, or try --sim for a built-in simulated cluster", err)
 	default:
 		return nil, err
@@ -68,14 +69,14 @@ func loadConfig(c connFlags, namespace string, e *env) (*watch.Config, error) {
 }
 
 // resolve finds the resource the user named. Pods need no discovery.
-func resolve(ctx context.Context, c *watch.Client, name string) (watch.Resource, error) {
+func resolve(ctx context.Context, c *kube.Client, name string) (kube.Resource, error) {
 	switch strings.ToLower(name) {
 	case "pods", "pod", "po":
-		return watch.Pods, nil
+		return kube.Pods, nil
 	}
 	res, err := c.Resolve(ctx, name)
 	if err != nil {
-		var unknown *watch.UnknownResourceError
+		var unknown *kube.UnknownResourceError
 		if errors.As(err, &unknown) {
 			return res, err
 		}
@@ -116,8 +117,8 @@ func probe(ctx context.Context, t *target, o *getOptions) error {
 // retryable status (429, 5xx) or a network error other than a refused
 // connection or an unknown host.
 func transient(err error) bool {
-	if se, ok := watch.AsStatus(err); ok {
-		return watch.IsRetryable(se)
+	if se, ok := kube.AsStatus(err); ok {
+		return kube.IsRetryable(se)
 	}
 	var (
 		dnsErr    *net.DNSError
@@ -130,7 +131,7 @@ func transient(err error) bool {
 		return false
 	case errors.As(err, &verifyErr), errors.As(err, &authErr), errors.As(err, &hostErr):
 		return false // a certificate does not fix itself
-	case errors.Is(err, watch.ErrInsecureCredentials):
+	case errors.Is(err, kube.ErrInsecureCredentials):
 		return false
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return false
@@ -154,7 +155,7 @@ func fieldSelector(o *getOptions) string {
 // describe turns a connection or server error into one line saying what
 // went wrong and, where it helps, what to do.
 func describe(ctx context.Context, err error, host string) error {
-	if se, ok := watch.AsStatus(err); ok {
+	if se, ok := kube.AsStatus(err); ok {
 		msg := se.Message
 		if msg == "" {
 			msg = se.Reason
@@ -170,8 +171,8 @@ func describe(ctx context.Context, err error, host string) error {
 			return fmt.Errorf("the server at %s answered %d %s: %s", host, se.Code, se.Reason, msg)
 		}
 	}
-	if errors.Is(err, watch.ErrInsecureCredentials) {
-		return fmt.Errorf("%w: %s (use https, or a loopback address)", watch.ErrInsecureCredentials, host)
+	if errors.Is(err, kube.ErrInsecureCredentials) {
+		return fmt.Errorf("%w: %s (use https, or a loopback address)", kube.ErrInsecureCredentials, host)
 	}
 	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded {
 		return fmt.Errorf("no answer from the API server at %s in time (raise --request-timeout): %w", host, err)

@@ -13,8 +13,8 @@ import (
 
 	"github.com/kwatch/kwatch/cmd/kwatch/internal/printers"
 	"github.com/kwatch/kwatch/informer"
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/queue"
-	"github.com/kwatch/kwatch/watch"
 )
 
 // recordSink records what an emitter writes, batch by batch.
@@ -157,12 +157,12 @@ func TestCounterSync(t *testing.T) {
 
 func TestKindName(t *testing.T) {
 	tests := []struct {
-		res  watch.Resource
+		res  kube.Resource
 		want string
 	}{
-		{watch.Pods, "pod"},
-		{watch.Resource{Group: "apps", Version: "v1", Resource: "deployments", Kind: "Deployment"}, "deployment.apps"},
-		{watch.Resource{Version: "v1", Resource: "things"}, "things"},
+		{kube.Pods, "pod"},
+		{kube.Resource{Group: "apps", Version: "v1", Resource: "deployments", Kind: "Deployment"}, "deployment.apps"},
+		{kube.Resource{Version: "v1", Resource: "things"}, "things"},
 	}
 	for _, tt := range tests {
 		got := kindName(tt.res)

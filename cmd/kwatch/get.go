@@ -9,6 +9,7 @@ import (
 
 	"github.com/kwatch/kwatch/cmd/kwatch/internal/printers"
 	"github.com/kwatch/kwatch/informer"
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/watch"
 )
 
@@ -70,7 +71,7 @@ type view[T watch.Object] struct {
 // connect builds the client (starting the simulated cluster for --sim),
 // resolves the resource and probes the server.
 func connect(ctx context.Context, g *group, e *env, o *getOptions) (*target, error) {
-	var cfg *watch.Config
+	var cfg *kube.Config
 	var err error
 	if o.sim {
 		cfg, err = startSim(ctx, g, o)
@@ -84,7 +85,7 @@ func connect(ctx context.Context, g *group, e *env, o *getOptions) (*target, err
 	if err != nil {
 		return nil, err
 	}
-	client, err := watch.NewClient(cfg)
+	client, err := kube.NewClient(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/kwatch/kwatch/informer"
-	"github.com/kwatch/kwatch/watch"
+	"github.com/kwatch/kwatch/kube"
 )
 
 // pollEvery is how often the command looks at the informer's health.
@@ -41,7 +41,7 @@ func waitSynced(ctx context.Context, w watched, o *getOptions) (bool, error) {
 		case <-tick.C:
 		}
 		h := w.inf.Health()
-		if h.LastError != nil && (watch.IsUnauthorized(h.LastError) || watch.IsForbidden(h.LastError)) {
+		if h.LastError != nil && (kube.IsUnauthorized(h.LastError) || kube.IsForbidden(h.LastError)) {
 			return false, describe(ctx, h.LastError, w.host)
 		}
 		if n := w.prog.count(); n != seen {

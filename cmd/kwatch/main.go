@@ -13,7 +13,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/kwatch/kwatch/watch"
+	"github.com/kwatch/kwatch/kube"
 )
 
 func main() {
@@ -103,7 +103,7 @@ func oneLine(s string) string {
 }
 
 func versionString() string {
-	v := "kwatch " + watch.Version + " (" + runtime.Version()
+	v := "kwatch " + kube.Version + " (" + runtime.Version()
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
 			if s.Key == "vcs.revision" && len(s.Value) >= 12 {

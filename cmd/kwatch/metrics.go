@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kwatch/kwatch/informer"
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/queue"
 	"github.com/kwatch/kwatch/watch"
 )
@@ -74,7 +75,7 @@ func (cs *counterSync) sync() {
 // under the group, and returns the hook that counts printed changes. The
 // listener is opened now, so a bad address is reported before anything
 // else starts.
-func serveMetrics(g *group, o *getOptions, res watch.Resource, inf statsSource, objects func() int) (func(watch.EventType), error) {
+func serveMetrics(g *group, o *getOptions, res kube.Resource, inf statsSource, objects func() int) (func(watch.EventType), error) {
 	if o.metricsAddr == "" {
 		return func(watch.EventType) {}, nil
 	}

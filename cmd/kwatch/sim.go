@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/kwatch/kwatch/internal/sim"
-	"github.com/kwatch/kwatch/watch"
+	"github.com/kwatch/kwatch/kube"
 )
 
 // simLoadWait bounds how long the command waits for the simulated cluster's
@@ -118,11 +118,11 @@ func waitForLoad(ctx context.Context, srv *sim.Server, churn *sim.Churn, n int) 
 
 // startSim starts the in-process cluster of --sim on a loopback port and
 // returns the Config to reach it.
-func startSim(ctx context.Context, g *group, o *getOptions) (*watch.Config, error) {
+func startSim(ctx context.Context, g *group, o *getOptions) (*kube.Config, error) {
 	c := simCluster{addr: "127.0.0.1:0", pods: o.simPods, namespaces: o.simNamespaces, rate: o.simRate}
 	r, err := c.start(ctx, g)
 	if err != nil {
 		return nil, err
 	}
-	return &watch.Config{Host: r.url, Namespace: o.namespace}, nil
+	return &kube.Config{Host: r.url, Namespace: o.namespace}, nil
 }

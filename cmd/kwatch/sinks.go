@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kwatch/kwatch/cmd/kwatch/internal/printers"
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/watch"
 )
 
@@ -137,7 +138,7 @@ func noResources(e *env, o *getOptions, t *target) func() {
 
 // kindName is how -o name names a resource's objects: "pod",
 // "deployment.apps".
-func kindName(r watch.Resource) string {
+func kindName(r kube.Resource) string {
 	k := strings.ToLower(r.Kind)
 	if k == "" {
 		k = r.Resource

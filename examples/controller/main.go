@@ -22,8 +22,8 @@ import (
 
 	"github.com/kwatch/kwatch/informer"
 	"github.com/kwatch/kwatch/internal/sim"
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/queue"
-	"github.com/kwatch/kwatch/watch"
 )
 
 // Pod holds only what this controller reads.
@@ -51,19 +51,19 @@ func main() {
 }
 
 func runKubeconfig(ctx context.Context, out io.Writer) error {
-	cfg, err := watch.DefaultConfig(watch.KubeconfigOptions{})
+	cfg, err := kube.DefaultConfig(kube.KubeconfigOptions{})
 	if err != nil {
 		return err
 	}
 	return run(ctx, cfg, out)
 }
 
-func run(ctx context.Context, cfg *watch.Config, out io.Writer) error {
-	c, err := watch.NewClient(cfg)
+func run(ctx context.Context, cfg *kube.Config, out io.Writer) error {
+	c, err := kube.NewClient(cfg)
 	if err != nil {
 		return err
 	}
-	pods, err := informer.New(informer.Options[*Pod]{Client: c, Resource: watch.Pods})
+	pods, err := informer.New(informer.Options[*Pod]{Client: c, Resource: kube.Pods})
 	if err != nil {
 		return err
 	}
@@ -126,7 +126,7 @@ func runSim(ctx context.Context, churn sim.ChurnOptions, out io.Writer) error {
 			cancel()
 		}
 	})
-	err = run(ctx, &watch.Config{Host: "http://" + ln.Addr().String()}, out)
+	err = run(ctx, &kube.Config{Host: "http://" + ln.Addr().String()}, out)
 	cancel()
 	wg.Wait()
 	return errors.Join(err, serveErr, churnErr)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/kwatch/kwatch/internal/sim"
 	"github.com/kwatch/kwatch/internal/sim/simtest"
-	"github.com/kwatch/kwatch/watch"
+	"github.com/kwatch/kwatch/kube"
 )
 
 // untilWriter collects the controller's output and calls stop once done
@@ -60,7 +60,7 @@ func TestExampleControllerRuns(t *testing.T) {
 		}
 		return true
 	}}
-	require.NoError(t, run(ctx, &watch.Config{Host: h.URL}, out))
+	require.NoError(t, run(ctx, &kube.Config{Host: h.URL}, out))
 	for _, w := range want {
 		require.Contains(t, out.String(), w)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kwatch/kwatch/internal/conformance/harness"
 	"github.com/kwatch/kwatch/internal/conformance/suite"
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/watch"
 )
 
@@ -20,17 +21,17 @@ import (
 type realTarget struct {
 	cl      *harness.Cluster
 	kube    suite.Kube
-	cached  *watch.Client
-	nocache *watch.Client
+	cached  *kube.Client
+	nocache *kube.Client
 	seq     atomic.Int64
 }
 
 func newRealTarget(t *testing.T, cl *harness.Cluster) *realTarget {
 	r := &realTarget{cl: cl}
 	var err error
-	r.cached, err = watch.NewClient(r.Config(suite.Admin))
+	r.cached, err = kube.NewClient(r.Config(suite.Admin))
 	require.NoError(t, err)
-	r.nocache, err = watch.NewClient(r.StorageConfig())
+	r.nocache, err = kube.NewClient(r.StorageConfig())
 	require.NoError(t, err)
 	r.kube = suite.Kube{C: r.cached}
 	return r
@@ -38,17 +39,17 @@ func newRealTarget(t *testing.T, cl *harness.Cluster) *realTarget {
 
 func (r *realTarget) Name() string { return "real" }
 
-func (r *realTarget) Config(u suite.User) *watch.Config {
+func (r *realTarget) Config(u suite.User) *kube.Config {
 	tokens := map[suite.User]string{suite.Admin: r.cl.AdminToken, suite.Plain: r.cl.PlainToken, suite.Stranger: "not-a-known-token"}
 	return r.config(r.cl.Cached.URL, tokens[u])
 }
 
-func (r *realTarget) StorageConfig() *watch.Config {
+func (r *realTarget) StorageConfig() *kube.Config {
 	return r.config(r.cl.NoCache.URL, r.cl.AdminToken)
 }
 
-func (r *realTarget) config(host, token string) *watch.Config {
-	return &watch.Config{Host: host, BearerToken: token, TLS: watch.TLSConfig{CAData: r.cl.PKI.CAPEM}}
+func (r *realTarget) config(host, token string) *kube.Config {
+	return &kube.Config{Host: host, BearerToken: token, TLS: kube.TLSConfig{CAData: r.cl.PKI.CAPEM}}
 }
 
 // expireLimit bounds the wait for compaction: two compaction intervals
@@ -67,10 +68,10 @@ func (r *realTarget) Expire(ctx context.Context, rv string) error {
 	ctx, cancel := context.WithTimeout(ctx, expireLimit)
 	defer cancel()
 	opts := watch.ListOptions{ResourceVersion: rv, ResourceVersionMatch: watch.MatchExact, Limit: 1, MetadataOnly: true}
-	for _, c := range []*watch.Client{r.nocache, r.cached} {
+	for _, c := range []*kube.Client{r.nocache, r.cached} {
 		for {
-			_, err := watch.List[*metav1.PartialObjectMetadata](ctx, c, watch.Pods, "", opts)
-			if watch.IsGone(err) {
+			_, err := watch.List[*metav1.PartialObjectMetadata](ctx, c, kube.Pods, "", opts)
+			if kube.IsGone(err) {
 				break
 			}
 			if ctx.Err() != nil {

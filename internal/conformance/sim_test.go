@@ -10,7 +10,7 @@ import (
 	"github.com/kwatch/kwatch/internal/conformance/suite"
 	"github.com/kwatch/kwatch/internal/sim"
 	"github.com/kwatch/kwatch/internal/sim/simtest"
-	"github.com/kwatch/kwatch/watch"
+	"github.com/kwatch/kwatch/kube"
 )
 
 // simToken is the simulator's admin token; simPlainToken is the token of
@@ -47,12 +47,12 @@ func (s *simTarget) Name() string { return "sim" }
 
 // Config hands out the admin token, nobody's token, or one the simulator
 // does not know.
-func (s *simTarget) Config(u suite.User) *watch.Config {
+func (s *simTarget) Config(u suite.User) *kube.Config {
 	tokens := map[suite.User]string{suite.Admin: simToken, suite.Plain: simPlainToken, suite.Stranger: "not-a-known-token"}
-	return &watch.Config{Host: s.h.URL, BearerToken: tokens[u], TLS: watch.TLSConfig{CAData: s.h.CACertPEM}}
+	return &kube.Config{Host: s.h.URL, BearerToken: tokens[u], TLS: kube.TLSConfig{CAData: s.h.CACertPEM}}
 }
 
-func (s *simTarget) StorageConfig() *watch.Config { return s.Config(suite.Admin) }
+func (s *simTarget) StorageConfig() *kube.Config { return s.Config(suite.Admin) }
 
 // Expire writes an object, so that a resourceVersion above rv exists as it
 // must for a real compaction to pass rv, then compacts to the newest RV.

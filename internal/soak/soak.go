@@ -16,8 +16,8 @@ import (
 	"github.com/kwatch/kwatch/informer"
 	"github.com/kwatch/kwatch/internal/chaosnet"
 	"github.com/kwatch/kwatch/internal/sim"
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/queue"
-	"github.com/kwatch/kwatch/watch"
 )
 
 // spec is one informer of the soak and the part of the server it mirrors.
@@ -108,7 +108,7 @@ func (r *run) serve(ctx context.Context, wg *sync.WaitGroup) (string, error) {
 }
 
 func (r *run) build(addr string) error {
-	c, err := watch.NewClient(&watch.Config{Host: "http://" + addr})
+	c, err := kube.NewClient(&kube.Config{Host: "http://" + addr})
 	if err != nil {
 		return err
 	}
@@ -126,7 +126,7 @@ func (r *run) build(addr string) error {
 	r.sum.reconciles = &reconciles
 	for _, s := range specs {
 		opts := informer.Options[*pod]{
-			Client: c, Resource: watch.Pods, Namespace: s.namespace, ListMode: s.mode, PageSize: 50,
+			Client: c, Resource: kube.Pods, Namespace: s.namespace, ListMode: s.mode, PageSize: 50,
 			Backoff:         informer.Backoff{Initial: 50 * time.Millisecond, Max: time.Second},
 			IdleTimeout:     2 * time.Second,
 			MinWatchTimeout: 20 * time.Second,

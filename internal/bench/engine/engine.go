@@ -5,10 +5,10 @@
 package engine
 
 import (
-	"github.com/kwatch/kwatch/watch"
-
 	"context"
 	"fmt"
+
+	"github.com/kwatch/kwatch/kube"
 )
 
 // Config chooses the engine a process runs.
@@ -44,11 +44,11 @@ var Engines = []string{
 func newEngine(cfg Config, p *probe) (informerEngine, error) {
 	switch cfg.Engine {
 	case "kwatch":
-		return newKwatch[*podFull](cfg, p, false, watch.ContentTypeJSON)
+		return newKwatch[*podFull](cfg, p, false, kube.ContentTypeJSON)
 	case "kwatch-proto":
-		return newKwatch[*podFull](cfg, p, false, watch.ContentTypeProtobuf)
+		return newKwatch[*podFull](cfg, p, false, kube.ContentTypeProtobuf)
 	case "kwatch-proto-nointern":
-		return newKwatch[*podFull](cfg, p, false, watch.ContentTypeProtobuf+";nointern")
+		return newKwatch[*podFull](cfg, p, false, kube.ContentTypeProtobuf+";nointern")
 	case "kwatch-slim":
 		return newKwatch[*SlimPod](cfg, p, false, "")
 	case "kwatch-meta":

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kwatch/kwatch/informer"
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/watch"
 )
 
@@ -46,13 +47,13 @@ type kwatchEngine[T watch.Object] struct {
 
 func newKwatch[T watch.Object](cfg Config, p *probe, metaOnly bool, contentType string) (informerEngine, error) {
 	ct, noIntern := strings.CutSuffix(contentType, ";nointern")
-	c, err := watch.NewClient(&watch.Config{Host: cfg.Host, ContentType: ct, NoProtobufIntern: noIntern})
+	c, err := kube.NewClient(&kube.Config{Host: cfg.Host, ContentType: ct, NoProtobufIntern: noIntern})
 	if err != nil {
 		return nil, fmt.Errorf("kwatch client: %w", err)
 	}
 	opts := informer.Options[T]{
 		Client:       c,
-		Resource:     watch.Pods,
+		Resource:     kube.Pods,
 		MetadataOnly: metaOnly,
 		PageSize:     cfg.PageSize,
 		Decoder:      watch.DecoderOptions{Parallelism: cfg.Parallelism},

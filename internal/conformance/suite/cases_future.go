@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/watch"
 )
 
@@ -99,7 +100,7 @@ func testFutureList(t T, e *Env) {
 		if rvm != "" {
 			q.Set("resourceVersionMatch", rvm)
 		}
-		resp := rawGet(t, e, watch.Pods.Path(e.NS), q)
+		resp := rawGet(t, e, kube.Pods.Path(e.NS), q)
 		body, err := io.ReadAll(io.LimitReader(resp.Body, maxWriteBody))
 		require.NoError(t, err, what)
 		require.Equal(t, http.StatusGatewayTimeout, resp.StatusCode, "%s: %s", what, body)
@@ -108,10 +109,10 @@ func testFutureList(t T, e *Env) {
 		require.NoError(t, json.Unmarshal(body, &st), "%s: %s", what, body)
 		requireTooLarge(t, st, ahead, current, what)
 
-		_, err = watch.List[*Pod](e.Ctx, e.Admin, watch.Pods, e.NS, watch.ListOptions{
+		_, err = watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, e.NS, watch.ListOptions{
 			ResourceVersion: strconv.FormatUint(ahead, 10), ResourceVersionMatch: rvm})
-		require.True(t, watch.IsResourceVersionTooLarge(err), "%s through the client: %v", what, err)
-		se, _ := watch.AsStatus(err)
+		require.True(t, kube.IsResourceVersionTooLarge(err), "%s through the client: %v", what, err)
+		se, _ := kube.AsStatus(err)
 		require.Equal(t, time.Second, se.RetryAfter, "%s: RetryAfter", what)
 	}
 }
@@ -125,7 +126,7 @@ func testFutureStreamingList(t T, e *Env) {
 	current, ahead := futureRV(t, e)
 	q := url.Values{"watch": {"1"}, "sendInitialEvents": {"true"}, "resourceVersionMatch": {watch.MatchNotOlderThan},
 		"allowWatchBookmarks": {"true"}, "resourceVersion": {strconv.FormatUint(ahead, 10)}}
-	resp := rawGet(t, e, watch.Pods.Path(e.NS), q)
+	resp := rawGet(t, e, kube.Pods.Path(e.NS), q)
 	require.Equal(t, http.StatusOK, resp.StatusCode, "the streaming list opens")
 	line, err := bufio.NewReader(io.LimitReader(resp.Body, maxWriteBody)).ReadBytes('\n')
 	require.NoError(t, err, "the first event: %q", line)
@@ -140,7 +141,7 @@ func testFutureStreamingList(t T, e *Env) {
 	st := openWatch[*Pod](t, e, e.Admin, watch.WatchOptions{SendInitialEvents: true, AllowBookmarks: true,
 		ResourceVersion: strconv.FormatUint(ahead, 10)})
 	got, err := st.Next()
-	require.True(t, watch.IsResourceVersionTooLarge(err), "through the client: event %q, error %v", got.Type, err)
+	require.True(t, kube.IsResourceVersionTooLarge(err), "through the client: event %q, error %v", got.Type, err)
 }
 
 // futureWatchTimeout is the timeoutSeconds of the silent watch: long

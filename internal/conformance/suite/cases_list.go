@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/watch"
 )
 
@@ -36,7 +37,7 @@ func testPagination(t T, e *Env) {
 	var pages int
 	var firstRV string
 	for {
-		page, err := watch.List[*Pod](e.Ctx, e.Admin, watch.Pods, e.NS, opts)
+		page, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, e.NS, opts)
 		require.NoError(t, err, "page %d", pages+1)
 		pages++
 		if firstRV == "" {
@@ -64,7 +65,7 @@ func testPagination(t T, e *Env) {
 // created just before is in it, and the list RV is not older than its RV.
 func testListConsistent(t T, e *Env) {
 	rv := createPods(t, e, podNames("c", 3), nil)
-	page, err := watch.List[*Pod](e.Ctx, e.Admin, watch.Pods, e.NS, watch.ListOptions{})
+	page, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, e.NS, watch.ListOptions{})
 	require.NoError(t, err)
 	require.Equal(t, podNames("c", 3), namesOf(page.Items))
 	require.GreaterOrEqual(t, rvNumber(t, page.ResourceVersion), rvNumber(t, rv), "list RV vs last create RV")
@@ -79,7 +80,7 @@ func testListRV0(t T, e *Env) {
 	createPods(t, e, names, nil)
 	var last []string
 	eventually(t, e, 30*time.Second, "RV 0 list to show all 5 pods", func() bool {
-		page, err := watch.List[*Pod](e.Ctx, e.Admin, watch.Pods, e.NS, watch.ListOptions{ResourceVersion: "0", Limit: 2})
+		page, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, e.NS, watch.ListOptions{ResourceVersion: "0", Limit: 2})
 		require.NoError(t, err)
 		require.Empty(t, page.Continue, "RV 0 list with limit 2 gave a continue token: limit was honoured")
 		last = namesOf(page.Items)
@@ -105,7 +106,7 @@ func testLabelSelector(t T, e *Env) {
 		{"app=none", []string{}},
 	}
 	for _, tt := range tests {
-		page, err := watch.List[*Pod](e.Ctx, e.Admin, watch.Pods, e.NS, watch.ListOptions{LabelSelector: tt.selector})
+		page, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, e.NS, watch.ListOptions{LabelSelector: tt.selector})
 		require.NoError(t, err, "selector %q", tt.selector)
 		require.Equal(t, tt.want, namesOf(page.Items), "selector %q", tt.selector)
 	}
@@ -127,7 +128,7 @@ func testFieldSelector(t T, e *Env) {
 	}
 	for _, tt := range tests {
 		opts := watch.ListOptions{LabelSelector: tt.label, FieldSelector: tt.field}
-		page, err := watch.List[*Pod](e.Ctx, e.Admin, watch.Pods, e.NS, opts)
+		page, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, e.NS, opts)
 		require.NoError(t, err, "selectors %q %q", tt.label, tt.field)
 		require.Equal(t, tt.want, namesOf(page.Items), "selectors %q %q", tt.label, tt.field)
 	}
@@ -145,8 +146,8 @@ func testBadSelector(t T, e *Env) {
 		{FieldSelector: "spec.noSuchField=1"},
 	}
 	for _, opts := range tests {
-		_, err := watch.List[*Pod](e.Ctx, e.Admin, watch.Pods, e.NS, opts)
-		se, ok := watch.AsStatus(err)
+		_, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, e.NS, opts)
+		se, ok := kube.AsStatus(err)
 		require.True(t, ok, "%+v: want a status error, got %v", opts, err)
 		require.EqualValues(t, http.StatusBadRequest, se.Code, "%+v: %v", opts, err)
 		require.Equal(t, "BadRequest", se.Reason, "%+v", opts)
@@ -159,10 +160,10 @@ func testBadSelector(t T, e *Env) {
 func testListTooLarge(t T, e *Env) {
 	rv := createPods(t, e, podNames("t", 1), nil)
 	ahead := strconv.FormatUint(rvNumber(t, rv)+1_000_000, 10)
-	_, err := watch.List[*Pod](e.Ctx, e.Admin, watch.Pods, e.NS, watch.ListOptions{ResourceVersion: ahead})
+	_, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, e.NS, watch.ListOptions{ResourceVersion: ahead})
 	requireStatus(t, err, http.StatusGatewayTimeout, "Timeout", "list ahead of the server")
-	require.True(t, watch.IsRetryable(err), "504 should be retryable")
-	se, _ := watch.AsStatus(err)
-	require.True(t, slices.ContainsFunc(se.Causes, func(c string) bool { return strings.Contains(c, "Too large resource version") }),
+	require.True(t, kube.IsRetryable(err), "504 should be retryable")
+	se, _ := kube.AsStatus(err)
+	require.True(t, slices.ContainsFunc(se.Causes, func(c kube.StatusCause) bool { return strings.Contains(c.Message, "Too large resource version") }),
 		"causes %q, want one about a too large resource version", se.Causes)
 }

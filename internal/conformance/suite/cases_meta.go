@@ -4,6 +4,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/watch"
 )
 
@@ -43,7 +44,7 @@ func testMetadataList(t T, e *Env) {
 // testMetadataWatch: a MetadataOnly watch delivers PartialObjectMetadata
 // objects for ADDED, MODIFIED and DELETED.
 func testMetadataWatch(t T, e *Env) {
-	page, err := watch.List[*metav1.PartialObjectMetadata](e.Ctx, e.Admin, watch.Pods, e.NS, watch.ListOptions{MetadataOnly: true})
+	page, err := watch.List[*metav1.PartialObjectMetadata](e.Ctx, e.Admin, kube.Pods, e.NS, watch.ListOptions{MetadataOnly: true})
 	require.NoError(t, err)
 	st := openWatch[*metav1.PartialObjectMetadata](t, e, e.Admin,
 		watch.WatchOptions{ResourceVersion: page.ResourceVersion, MetadataOnly: true, AllowBookmarks: true})

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kwatch/kwatch/informer"
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/watch"
 )
 
@@ -52,7 +53,7 @@ func (c *contentTypes) all() []string {
 
 // protoClient is a default client (protobuf for *corev1.Pod) for cfg that
 // records the content types it receives.
-func protoClient(t T, cfg *watch.Config) (*watch.Client, *contentTypes) {
+func protoClient(t T, cfg *kube.Config) (*kube.Client, *contentTypes) {
 	t.Helper()
 	rt, err := cfg.RoundTripper()
 	require.NoError(t, err)
@@ -67,7 +68,7 @@ func requireEncoding(t T, e *Env, rec *contentTypes) {
 	t.Helper()
 	want := []string{"application/json"}
 	if e.Target.Name() == "real" {
-		want = []string{watch.ContentTypeProtobuf, watch.ContentTypeProtobuf + ";stream=watch"}
+		want = []string{kube.ContentTypeProtobuf, kube.ContentTypeProtobuf + ";stream=watch"}
 	}
 	for _, ct := range rec.all() {
 		require.Contains(t, want, ct, "response content types %v", rec.all())
@@ -89,7 +90,7 @@ func testProtoListWatch(t T, e *Env) {
 		require.NotEmpty(t, p.Spec.Containers[0].Image, p.Name)
 	}
 
-	st, err := watch.Watch[*corev1.Pod](e.Ctx, c, watch.Pods, e.NS, watch.WatchOptions{ResourceVersion: rv, AllowBookmarks: true})
+	st, err := watch.Watch[*corev1.Pod](e.Ctx, c, kube.Pods, e.NS, watch.WatchOptions{ResourceVersion: rv, AllowBookmarks: true})
 	require.NoError(t, err)
 	defer st.Close()
 	_, err = e.Kube.LabelPod(e.Ctx, e.NS, names[3], "enc", "changed")
@@ -120,8 +121,8 @@ func testProtoListWatch(t T, e *Env) {
 // arrive intact in protobuf.
 func testProtoErrors(t T, e *Env) {
 	c, rec := protoClient(t, e.Target.Config(Admin))
-	_, err := watch.List[*corev1.Pod](e.Ctx, c, watch.Pods, e.NS, watch.ListOptions{LabelSelector: "a in (b"})
-	se, ok := watch.AsStatus(err)
+	_, err := watch.List[*corev1.Pod](e.Ctx, c, kube.Pods, e.NS, watch.ListOptions{LabelSelector: "a in (b"})
+	se, ok := kube.AsStatus(err)
 	require.True(t, ok, "want a StatusError, got %v", err)
 	require.EqualValues(t, http.StatusBadRequest, se.Code)
 	require.Contains(t, se.Message, "unable to parse requirement", "the server's message survives")
@@ -129,7 +130,7 @@ func testProtoErrors(t T, e *Env) {
 	rv := createPods(t, e, podNames("pg", 1), nil)
 	require.NoError(t, e.Target.Expire(e.Ctx, rv))
 	sc, srec := protoClient(t, e.Target.StorageConfig())
-	st, err := watch.Watch[*corev1.Pod](e.Ctx, sc, watch.Pods, e.NS, watch.WatchOptions{ResourceVersion: rv})
+	st, err := watch.Watch[*corev1.Pod](e.Ctx, sc, kube.Pods, e.NS, watch.WatchOptions{ResourceVersion: rv})
 	require.NoError(t, err, "the watch should open (200) and fail inside the stream")
 	defer st.Close()
 	_, err = st.Next()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/watch"
 )
 
@@ -86,12 +87,12 @@ func maxRV(t T, rvs []string) string {
 
 // listAll follows continue tokens to the end and returns every item and
 // the resourceVersion of the first page.
-func listAll[O watch.Object](t T, e *Env, c *watch.Client, opts watch.ListOptions) ([]O, string) {
+func listAll[O watch.Object](t T, e *Env, c *kube.Client, opts watch.ListOptions) ([]O, string) {
 	t.Helper()
 	var items []O
 	var rv string
 	for {
-		page, err := watch.List[O](e.Ctx, c, watch.Pods, e.NS, opts)
+		page, err := watch.List[O](e.Ctx, c, kube.Pods, e.NS, opts)
 		require.NoError(t, err, "list %+v", opts)
 		items = append(items, page.Items...)
 		if rv == "" {
@@ -131,9 +132,9 @@ func eventually(t T, e *Env, limit time.Duration, what string, cond func() bool)
 }
 
 // openWatch opens a pod watch in the case's namespace, closed at cleanup.
-func openWatch[O watch.Object](t T, e *Env, c *watch.Client, opts watch.WatchOptions) *watch.Stream[O] {
+func openWatch[O watch.Object](t T, e *Env, c *kube.Client, opts watch.WatchOptions) *watch.Stream[O] {
 	t.Helper()
-	st, err := watch.Watch[O](e.Ctx, c, watch.Pods, e.NS, opts)
+	st, err := watch.Watch[O](e.Ctx, c, kube.Pods, e.NS, opts)
 	require.NoError(t, err, "open watch %+v", opts)
 	t.Cleanup(func() { st.Close() })
 	return st
@@ -152,9 +153,9 @@ func nextChange[O watch.Object](t T, st *watch.Stream[O]) watch.Event[O] {
 }
 
 // newClient builds a kwatch client for cfg.
-func newClient(t T, cfg *watch.Config) *watch.Client {
+func newClient(t T, cfg *kube.Config) *kube.Client {
 	t.Helper()
-	c, err := watch.NewClient(cfg)
+	c, err := kube.NewClient(cfg)
 	require.NoError(t, err, "client for %s", cfg.Host)
 	return c
 }

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kwatch/kwatch/informer"
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/watch"
 )
 
@@ -25,7 +26,7 @@ const convergeLimit = 3 * time.Minute
 // for its first sync.
 func runInformer[O watch.Object](t T, e *Env, opts informer.Options[O]) *informer.Informer[O] {
 	t.Helper()
-	opts.Resource, opts.Namespace = watch.Pods, e.NS
+	opts.Resource, opts.Namespace = kube.Pods, e.NS
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

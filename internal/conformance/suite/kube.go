@@ -9,14 +9,14 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/kwatch/kwatch/watch"
+	"github.com/kwatch/kwatch/kube"
 )
 
 // Kube makes the writes the cases need (namespaces and pods) through a
 // kwatch client's transport. kwatch itself only reads; these writes are the
 // fixture, not the thing under test.
 type Kube struct {
-	C *watch.Client
+	C *kube.Client
 }
 
 // WriteError is a non-2xx answer to a write.
@@ -80,7 +80,7 @@ func (k Kube) CreateNamespace(ctx context.Context, ns string) error {
 // CreatePod creates a minimal pod and returns it as the server stored it.
 func (k Kube) CreatePod(ctx context.Context, ns, name string, labels map[string]string) (*Pod, error) {
 	out := &Pod{}
-	err := k.do(ctx, http.MethodPost, watch.Pods.Path(ns), newPod(ns, name, labels), out)
+	err := k.do(ctx, http.MethodPost, kube.Pods.Path(ns), newPod(ns, name, labels), out)
 	return out, err
 }
 
@@ -99,5 +99,5 @@ func (k Kube) DeletePod(ctx context.Context, ns, name string) error {
 }
 
 func podPath(ns, name string) string {
-	return watch.Pods.Path(ns) + "/" + url.PathEscape(name)
+	return kube.Pods.Path(ns) + "/" + url.PathEscape(name)
 }

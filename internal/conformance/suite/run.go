@@ -9,9 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kwatch/kwatch/kube"
 	"github.com/stretchr/testify/require"
-
-	"github.com/kwatch/kwatch/watch"
 )
 
 // Case is one conformance check, written once and run against every Target.
@@ -24,7 +23,7 @@ type Case struct {
 // fresh namespace nobody else uses.
 type Env struct {
 	Target Target
-	Admin  *watch.Client
+	Admin  *kube.Client
 	Kube   Kube
 	NS     string
 	Ctx    context.Context // ends when the case's time budget does
@@ -86,7 +85,7 @@ const (
 // Run runs every case against target as subtests and counts them.
 func Run(t *testing.T, target Target, cases []Case, opts Options) Result {
 	res := Result{Target: target.Name()}
-	admin, err := watch.NewClient(target.Config(Admin))
+	admin, err := kube.NewClient(target.Config(Admin))
 	require.NoError(t, err, "admin client for %s", target.Name())
 	run := randomSuffix()
 	for i, c := range cases {

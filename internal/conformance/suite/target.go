@@ -3,7 +3,7 @@ package suite
 import (
 	"context"
 
-	"github.com/kwatch/kwatch/watch"
+	"github.com/kwatch/kwatch/kube"
 )
 
 // User names a set of credentials a Target hands out.
@@ -24,11 +24,11 @@ type Target interface {
 	// Name is "real" or "sim"; it names the subtests and the summary line.
 	Name() string
 	// Config returns fresh client settings for user. The caller may modify them.
-	Config(u User) *watch.Config
+	Config(u User) *kube.Config
 	// StorageConfig returns admin settings for a server whose watches read
 	// storage rather than a cache, so that a watch from a compacted RV is
 	// refused with an ERROR event. It may be the same server as Config's.
-	StorageConfig() *watch.Config
+	StorageConfig() *kube.Config
 	// Expire returns once rv is older than the oldest resourceVersion the
 	// server serves: a list at rv with resourceVersionMatch=Exact, a
 	// continue token from a list at rv and a watch from rv on StorageConfig's

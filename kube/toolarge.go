@@ -1,4 +1,4 @@
-package watch
+package kube
 
 import (
 	"net/http"
@@ -17,9 +17,8 @@ const tooLargeRV = "Too large resource version"
 // such an RV is ahead of the server's history (the server was restored to
 // an older state) and must relist from the latest state.
 //
-// StatusError keeps each cause as its message, so the cause type is
-// recognised by the message the server sends with it, as client-go also
-// does for servers that predate the cause.
+// The cause is recognised by its type or by the message the server sends
+// with it, as client-go also does for servers that predate the cause type.
 func IsResourceVersionTooLarge(err error) bool {
 	se, ok := AsStatus(err)
 	if !ok || se.Code != http.StatusGatewayTimeout {
@@ -29,7 +28,7 @@ func IsResourceVersionTooLarge(err error) bool {
 		return true
 	}
 	for _, c := range se.Causes {
-		if strings.Contains(c, tooLargeRV) {
+		if c.Type == "ResourceVersionTooLarge" || strings.Contains(c.Message, tooLargeRV) {
 			return true
 		}
 	}

@@ -1,4 +1,4 @@
-package watch
+package kube
 
 import (
 	"fmt"
@@ -83,6 +83,18 @@ type Config struct {
 	// memory, is the constraint.
 	NoProtobufIntern bool
 
+	// QPS and Burst are the client-side rate limit: a token bucket shared
+	// by every request of the Client (lists, watch opens, discovery,
+	// writes). Zero means DefaultQPS and DefaultBurst; a negative QPS turns
+	// the limit off (the server's own flow control still applies).
+	QPS   float32
+	Burst int
+	// MaxRetries is how often a repeatable request (a GET, or a write
+	// guarded by a precondition) answered 429, or 503 with Retry-After, is
+	// sent again after the wait the server names. Zero means
+	// DefaultMaxRetries, negative none.
+	MaxRetries int
+
 	// Transport, when set, replaces the transport built from the fields
 	// above (auth is still added). For tests and special needs.
 	Transport http.RoundTripper
@@ -134,7 +146,7 @@ const redacted = "<redacted>"
 // set, so a Config may be printed with any fmt verb.
 func (c Config) String() string {
 	var b strings.Builder
-	b.WriteString("watch.Config{Host: ")
+	b.WriteString("kube.Config{Host: ")
 	b.WriteString(strconv.Quote(redactURL(c.Host)))
 	writeSecret(&b, "BearerToken", c.BearerToken != "")
 	writeField(&b, "BearerTokenFile", c.BearerTokenFile)
@@ -175,7 +187,7 @@ func (c Config) Format(f fmt.State, verb rune) { formatRedacted(f, verb, c.Strin
 // String describes t with KeyData redacted.
 func (t TLSConfig) String() string {
 	var b strings.Builder
-	b.WriteString("watch.TLSConfig{Insecure: ")
+	b.WriteString("kube.TLSConfig{Insecure: ")
 	b.WriteString(strconv.FormatBool(t.Insecure))
 	writeField(&b, "ServerName", t.ServerName)
 	writeField(&b, "CAFile", t.CAFile)
@@ -198,7 +210,7 @@ func (t TLSConfig) Format(f fmt.State, verb rune) { formatRedacted(f, verb, t.St
 // plugins are often handed secrets that way.
 func (e ExecConfig) String() string {
 	var b strings.Builder
-	b.WriteString("watch.ExecConfig{Command: ")
+	b.WriteString("kube.ExecConfig{Command: ")
 	b.WriteString(strconv.Quote(e.Command))
 	if len(e.Args) > 0 {
 		fmt.Fprintf(&b, ", Args: [%d %s]", len(e.Args), redacted)

@@ -1,4 +1,4 @@
-package watch
+package kube
 
 // Version is kwatch's version, sent in the User-Agent.
 var Version = "0.1.0-dev"

@@ -1,10 +1,10 @@
-package watch
+package kube
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 	"sync"
 
@@ -110,7 +110,7 @@ func (c *Client) discoverGroupVersion(ctx context.Context, gv string) ([]Resourc
 }
 
 func (c *Client) getJSON(ctx context.Context, path string, into any) error {
-	resp, err := c.get(ctx, path, url.Values{}, acceptJSON)
+	resp, err := c.Send(ctx, Request{Path: path})
 	if err != nil {
 		return fmt.Errorf("GET %s: %w", path, err)
 	}

@@ -1,6 +1,7 @@
-package watch
+package kube
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,15 +12,41 @@ import (
 // StatusError is an error answered by the API server: a non-2xx response or
 // an ERROR event inside a watch stream. It carries the server's Status.
 type StatusError struct {
-	Code    int32  // HTTP status code, such as 410
-	Reason  string // machine-readable reason, such as "Expired" or "Gone"
+	Code    int32  // HTTP status code, such as 409
+	Reason  string // machine-readable reason, such as "Conflict", "AlreadyExists" or "Expired"
 	Message string // the server's human-readable message
 	// Continue is the fresh continue token a 410 Expired list offers, if any.
 	Continue string
 	// RetryAfter is the server's Retry-After (header or details.retryAfterSeconds), if any.
 	RetryAfter time.Duration
-	// Causes are the server's detail causes, "field: message" each.
-	Causes []string
+	// Details names the object the error is about, when the server says.
+	Details StatusDetails
+	// Causes are the server's detail causes: for a 422 Invalid one per
+	// failing field, for an apply conflict one per conflicting field.
+	Causes []StatusCause
+}
+
+// StatusDetails is the object a Status is about.
+type StatusDetails struct {
+	Name  string
+	Group string
+	Kind  string // the resource's kind or plural, as the server names it
+	UID   string
+}
+
+// StatusCause is one cause of a Status.
+type StatusCause struct {
+	Type    string // "FieldValueInvalid", "FieldManagerConflict", ...; "reason" on the wire
+	Message string
+	Field   string // "metadata.name", "data[a b]"; may be empty
+}
+
+// String is "field: message", or the message alone without a field.
+func (c StatusCause) String() string {
+	if c.Field == "" {
+		return c.Message
+	}
+	return c.Field + ": " + c.Message
 }
 
 func (e *StatusError) Error() string {
@@ -31,6 +58,26 @@ func (e *StatusError) Error() string {
 		return fmt.Sprintf("server answered %d %s: %s", e.Code, e.Reason, msg)
 	}
 	return fmt.Sprintf("server answered %d: %s", e.Code, msg)
+}
+
+// Fields lists the fields the causes name, in order, each once.
+func (e *StatusError) Fields() []string {
+	var out []string
+	for _, c := range e.Causes {
+		if c.Field != "" && !containsString(out, c.Field) {
+			out = append(out, c.Field)
+		}
+	}
+	return out
+}
+
+func containsString(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
 }
 
 // OpError says which phase of the protocol failed (list, watch, stream,
@@ -75,8 +122,40 @@ func IsUnauthorized(err error) bool { return hasCode(err, http.StatusUnauthorize
 // IsForbidden reports a 403: the credentials lack permission.
 func IsForbidden(err error) bool { return hasCode(err, http.StatusForbidden) }
 
-// IsConflict reports a 409.
-func IsConflict(err error) bool { return hasCode(err, http.StatusConflict) }
+// IsConflict reports a 409 that is not AlreadyExists: a stale
+// resourceVersion, a failed precondition or an apply conflict. Re-read the
+// object and try again (RetryOnConflict in package client does).
+func IsConflict(err error) bool {
+	se, ok := AsStatus(err)
+	return ok && se.Code == http.StatusConflict && se.Reason != "AlreadyExists"
+}
+
+// IsAlreadyExists reports a 409 AlreadyExists: a create of a name in use.
+func IsAlreadyExists(err error) bool { return hasReason(err, http.StatusConflict, "AlreadyExists") }
+
+// IsInvalid reports a 422 Invalid; StatusError.Causes name the failing
+// fields.
+func IsInvalid(err error) bool { return hasCode(err, http.StatusUnprocessableEntity) }
+
+// IsBadRequest reports a 400.
+func IsBadRequest(err error) bool { return hasCode(err, http.StatusBadRequest) }
+
+// IsTooManyRequests reports a 429: the server's flow control refused the
+// request; RetryAfter says when to try again.
+func IsTooManyRequests(err error) bool { return hasCode(err, http.StatusTooManyRequests) }
+
+// IsMethodNotSupported reports a 405: the resource does not take the verb.
+func IsMethodNotSupported(err error) bool { return hasCode(err, http.StatusMethodNotAllowed) }
+
+// IsUnsupportedMediaType reports a 415: the server cannot read the body's
+// encoding (a protobuf body for a custom resource, a strategic merge patch
+// of one).
+func IsUnsupportedMediaType(err error) bool { return hasCode(err, http.StatusUnsupportedMediaType) }
+
+func hasReason(err error, code int32, reason string) bool {
+	se, ok := AsStatus(err)
+	return ok && se.Code == code && se.Reason == reason
+}
 
 // IsRetryable reports whether the same request may succeed later unchanged:
 // 429, 500, 502, 503 and 504. Network errors are not StatusErrors; callers
@@ -122,10 +201,6 @@ func parseRetryAfter(h string) time.Duration {
 	return 0
 }
 
-// ErrIdleTimeout ends a watch stream that received no bytes for longer than
-// its idle deadline: the connection is presumed dead.
-var ErrIdleTimeout = errors.New("watch stream idle for longer than its deadline; connection presumed dead")
-
 // wireStatus is the subset of metav1.Status that StatusError keeps.
 type wireStatus struct {
 	Kind     string `json:"kind"`
@@ -140,6 +215,10 @@ type wireStatus struct {
 }
 
 type statusDetails struct {
+	Name              string        `json:"name"`
+	Group             string        `json:"group"`
+	Kind              string        `json:"kind"`
+	UID               string        `json:"uid"`
 	RetryAfterSeconds int32         `json:"retryAfterSeconds"`
 	Causes            []statusCause `json:"causes"`
 }
@@ -156,15 +235,12 @@ const maxStatusCauses = 100
 func (w *wireStatus) toError() *StatusError {
 	se := &StatusError{Code: w.Code, Reason: w.Reason, Message: w.Message, Continue: w.Metadata.Continue}
 	if d := w.Details; d != nil {
+		se.Details = StatusDetails{Name: d.Name, Group: d.Group, Kind: d.Kind, UID: d.UID}
 		if d.RetryAfterSeconds > 0 {
 			se.RetryAfter = min(time.Duration(d.RetryAfterSeconds)*time.Second, maxRetryAfter)
 		}
 		for _, c := range d.Causes[:min(len(d.Causes), maxStatusCauses)] {
-			if c.Field != "" {
-				se.Causes = append(se.Causes, c.Field+": "+c.Message)
-			} else {
-				se.Causes = append(se.Causes, c.Message)
-			}
+			se.Causes = append(se.Causes, StatusCause{Type: c.Reason, Message: c.Message, Field: c.Field})
 		}
 	}
 	return se
@@ -178,7 +254,7 @@ const maxErrorBody = 64 << 10
 // the body, so nothing the server said is lost.
 func statusFromResponse(code int, header http.Header, body []byte) *StatusError {
 	var w wireStatus
-	if isProtobuf(header.Get("Content-Type")) {
+	if IsProtobuf(header.Get("Content-Type")) {
 		if se, ok := statusFromProtobuf(body); ok {
 			return finishResponseStatus(se, code, header)
 		}
@@ -206,21 +282,38 @@ func finishResponseStatus(se *StatusError, code int, header http.Header) *Status
 	return se
 }
 
-// statusFromEvent builds the StatusError of an ERROR watch event.
-func statusFromEvent(raw []byte) *StatusError {
+// DecodeStatus reads a Status object: JSON, or with protobuf set a Status
+// message without the envelope. The code is the body's own (0 when it
+// names none).
+func DecodeStatus(b []byte, protobuf bool) (*StatusError, error) {
 	var w wireStatus
-	err := json.Unmarshal(raw, &w)
-	return eventStatus(w, err)
+	var err error
+	if protobuf {
+		w, err = readProtoStatus(b)
+	} else {
+		err = json.Unmarshal(b, &w)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return w.toError(), nil
+}
+
+// EventStatus builds the StatusError of an ERROR watch event from the
+// event's object (as for DecodeStatus). An object that does not decode
+// yields a 500 that says so.
+func EventStatus(raw []byte, protobuf bool) *StatusError {
+	se, err := DecodeStatus(raw, protobuf)
+	return eventStatus(se, err)
 }
 
 // eventStatus is the StatusError of an ERROR event whose object decoded
 // to w, or failed to decode with err: a 500 that says so.
-func eventStatus(w wireStatus, err error) *StatusError {
+func eventStatus(se *StatusError, err error) *StatusError {
 	if err != nil {
 		return &StatusError{Code: http.StatusInternalServerError, Reason: "InternalError",
 			Message: "ERROR event with an undecodable object: " + err.Error()}
 	}
-	se := w.toError()
 	if se.Code == 0 {
 		se.Code = http.StatusInternalServerError
 	}

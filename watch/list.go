@@ -1,0 +1,95 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/kwatch/kwatch/kube"
+)
+
+// Accept headers for lists and watches.
+const (
+	acceptJSON         = kube.ContentTypeJSON
+	acceptMetaList     = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+	acceptMetaWatch    = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+	defaultMaxListItem = DefaultMaxFrameSize
+)
+
+// ListPage is one page of a list.
+type ListPage[T any] struct {
+	Items []T
+	ListMeta
+}
+
+// List fetches one page of res in namespace ns ("" for all namespaces).
+// Follow page.Continue for the next page, or use ListEach to stream items
+// without holding a whole page. A 429 or 503 answer is returned, not
+// retried: the caller's policy decides (the informer backs off).
+func List[T Object](ctx context.Context, c *kube.Client, res kube.Resource, ns string, opts ListOptions) (*ListPage[T], error) {
+	page := &ListPage[T]{}
+	meta, err := ListEach(ctx, c, res, ns, opts, func(obj T) error {
+		page.Items = append(page.Items, obj)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	page.ListMeta = meta
+	return page, nil
+}
+
+// ListEach fetches one page of res and calls each for every item as it is
+// decoded, so the page is never held in memory whole. An error from each
+// stops the list and is returned as is.
+func ListEach[T Object](ctx context.Context, c *kube.Client, res kube.Resource, ns string, opts ListOptions, each func(T) error) (ListMeta, error) {
+	accept, codec := protoAccept[T](c)
+	if opts.MetadataOnly {
+		accept, codec = acceptMetaList, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var idle *idleReader
+	if opts.IdleTimeout > 0 {
+		idle = newIdleReader(opts.IdleTimeout, cancel)
+		defer idle.stop()
+	}
+	resp, err := c.Send(ctx, kube.Request{Path: res.Path(ns), Query: opts.query(), Accept: accept, NoRetry: true})
+	if err != nil {
+		if idle != nil && idle.expired() {
+			err = ErrIdleTimeout
+		}
+		return ListMeta{}, &kube.OpError{Op: "list", Resource: res.String(), Err: err}
+	}
+	defer resp.Body.Close()
+	var body io.Reader = resp.Body
+	if idle != nil {
+		idle.r = resp.Body
+		idle.touch()
+		body = idle
+	}
+	var eachErr error
+	track := func(obj T) error {
+		eachErr = each(obj)
+		return eachErr
+	}
+	var meta ListMeta
+	switch {
+	case !kube.IsProtobuf(resp.Header.Get("Content-Type")):
+		meta, err = DecodeList(body, defaultMaxListItem, track)
+	case codec != nil:
+		meta, err = decodeProtoList(body, defaultMaxListItem, codec, track)
+	default:
+		err = errWrongEncoding
+	}
+	if err != nil && idle != nil && idle.expired() {
+		err = ErrIdleTimeout
+	}
+	if err != nil {
+		if eachErr != nil && errors.Is(err, eachErr) {
+			return meta, eachErr
+		}
+		return meta, &kube.OpError{Op: "list", Resource: res.String(), Err: err}
+	}
+	return meta, nil
+}
