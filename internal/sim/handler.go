@@ -4,7 +4,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 )
 
@@ -204,7 +203,8 @@ func (s *Server) readBody(r *http.Request) ([]byte, *StatusError) {
 	return body, nil
 }
 
-// decodeRequest reads a create/update body as JSON or YAML.
+// decodeRequest reads a create/update body as JSON or YAML, or as protobuf for the
+// built-in kinds (protobody.go).
 func (s *Server) decodeRequest(r *http.Request, res *resource) (map[string]any, *StatusError) {
 	body, serr := s.readBody(r)
 	if serr != nil {
@@ -214,9 +214,12 @@ func (s *Server) decodeRequest(r *http.Request, res *resource) (map[string]any, 
 	mt, _, _ := mime.ParseMediaType(ct)
 	switch mt {
 	case "", "application/json", "application/yaml":
-	default: // protobuf and CBOR bodies are not understood: say so rather than misparse
-		return nil, newStatus(http.StatusUnsupportedMediaType, "UnsupportedMediaType",
-			"the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got "+strconv.Quote(ct)+")", nil)
+	case mediaProtobuf:
+		if body, serr = decodeProtobuf(res, body, ct); serr != nil {
+			return nil, serr
+		}
+	default: // CBOR and other bodies are not understood: say so rather than misparse
+		return nil, errUnsupportedBody(res, ct)
 	}
 	if mt == "application/yaml" {
 		var err error
