@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -80,19 +81,35 @@ func containsString(list []string, s string) bool {
 	return false
 }
 
-// OpError says which phase of the protocol failed (list, watch, stream,
-// discovery), on which resource.
+// OpError says which operation failed (list, watch, stream, discovery, or
+// a write: create, update, patch, apply, delete), on which resource and,
+// for a single object, which one.
 type OpError struct {
-	Op       string // "list", "watch", "stream", "discovery", "request"
-	Resource string // "pods", "deployments.apps"; may be empty
-	Err      error
+	Op        string // "list", "watch", "stream", "discovery", "get", "create", ...
+	Resource  string // "pods", "deployments.apps"; may be empty
+	Namespace string // of the object; may be empty
+	Name      string // of the object; empty for collections
+	Err       error
 }
 
 func (e *OpError) Error() string {
-	if e.Resource == "" {
-		return e.Op + ": " + e.Err.Error()
+	var b strings.Builder
+	b.WriteString(e.Op)
+	if e.Resource != "" {
+		b.WriteByte(' ')
+		b.WriteString(e.Resource)
 	}
-	return e.Op + " " + e.Resource + ": " + e.Err.Error()
+	if e.Name != "" {
+		b.WriteByte(' ')
+		b.WriteString(strconv.Quote(e.Name))
+	}
+	if e.Namespace != "" {
+		b.WriteString(" in namespace ")
+		b.WriteString(strconv.Quote(e.Namespace))
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Err.Error())
+	return b.String()
 }
 
 func (e *OpError) Unwrap() error { return e.Err }

@@ -1,0 +1,68 @@
+package watch
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/kwatch/kwatch/internal/pbwire"
+	"github.com/kwatch/kwatch/kube"
+)
+
+// DecodeObject decodes one object body of the API server into a fresh T:
+// JSON, or when contentType names protobuf an enveloped object message
+// (T must then decode protobuf: see ProtobufObject). Strings are interned
+// as in lists and watches unless the client's Config.NoProtobufIntern asks
+// otherwise for protobuf. Bad input is a *DecodeError naming what was
+// wrong; it never panics. The caller bounds the body's size.
+func DecodeObject[T Object](c *kube.Client, body []byte, contentType string) (T, error) {
+	var zero T
+	fail := func(err error) (T, error) { return zero, &DecodeError{What: "object", Err: err} }
+	if kube.IsProtobuf(contentType) {
+		codec := newProtoCodec[T](!c.InternProtobuf())
+		if codec == nil {
+			return fail(fmt.Errorf("the server answered protobuf, which %T cannot decode", zero))
+		}
+		env, err := pbwire.Unwrap(body)
+		if err != nil {
+			return fail(err)
+		}
+		if env.Kind == "Status" {
+			return fail(errors.New("the body is a Status, not an object"))
+		}
+		obj, err := codec.decode(env.Raw)
+		if err != nil {
+			return fail(err)
+		}
+		return obj, nil
+	}
+	return decodeJSONObject[T](body)
+}
+
+// decodeJSONObject decodes a JSON object body into a fresh T.
+func decodeJSONObject[T Object](body []byte) (obj T, err error) {
+	fail := func(err error) error { return &DecodeError{What: "object", Err: err} }
+	i := 0
+	for i < len(body) && isSpace(body[i]) {
+		i++
+	}
+	if i == len(body) || body[i] != '{' {
+		var zero T
+		return zero, fail(errors.New("the body is not a JSON object"))
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			var zero T
+			obj, err = zero, fail(fmt.Errorf("JSON decoder panicked: %v", p))
+		}
+	}()
+	iter := json.BorrowIterator(body)
+	defer json.ReturnIterator(iter)
+	iter.ReadVal(&obj)
+	if iter.Error != nil {
+		var zero T
+		return zero, fail(fmt.Errorf("does not decode into %T: %w", obj, iter.Error))
+	}
+	return obj, nil
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
