@@ -239,9 +239,9 @@ func TestBadInputIsRefusedBeforeSending(t *testing.T) {
 
 func TestMalformedAnswersAreNamedErrors(t *testing.T) {
 	for name, body := range map[string]string{
-		"not JSON":        `<html>hello</html>`,
-		"a JSON array":    `[1,2]`,
-		"cut short":       `{"metadata":{"name":"a"`,
+		"not JSON":         `<html>hello</html>`,
+		"a JSON array":     `[1,2]`,
+		"cut short":        `{"metadata":{"name":"a"`,
 		"wrong field type": `{"metadata":{"name":5}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
