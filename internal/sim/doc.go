@@ -114,9 +114,17 @@
 //     Patch, PutPod, LoadPods and Churn write any status (they stand for the
 //     kubelet and controllers). Unparsable quantities are 400, negative ones and
 //     requests above limits 422.
-//   - Bodies are JSON or YAML up to Options.MaxRequestBytes; protobuf and CBOR bodies
-//     get 415 (kubectl's imperative "create configmap" sends protobuf), and an Accept
-//     naming only protobuf gets 406.
+//   - Create and update bodies are JSON, YAML or, for the built-in kinds (the default
+//     resources, and leases, service accounts and events when registered), protobuf,
+//     up to Options.MaxRequestBytes. kubectl's imperative creates ("create
+//     namespace", "create configmap", "create deployment") send protobuf. A protobuf
+//     body is read with a table generated from k8s.io/api (protoschema_gen.go) into
+//     the JSON the real server writes for the typed object, absent and zero fields
+//     included as encoding/json treats them, then stored as a JSON body would be;
+//     quantities are kept as sent, not canonicalized. A malformed one is a 400
+//     naming the field and byte offset; a kind the table lacks (custom resources)
+//     gets 415, as do CBOR bodies. Patches are never protobuf. Answers are JSON: an
+//     Accept naming only protobuf gets 406.
 //
 // # Other endpoints
 //

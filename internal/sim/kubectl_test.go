@@ -94,6 +94,8 @@ func TestKubectl(t *testing.T) {
 		require.Error(t, err, "the pod is gone")
 	})
 
+	t.Run("create in protobuf", func(t *testing.T) { kubectlCreateProtobuf(t, k) })
+
 	t.Run("other kinds", func(t *testing.T) {
 		_, err := h.Server.Create("deployments.apps", []byte(`{"metadata":{"name":"web","namespace":"team-0"},"spec":{"replicas":2}}`))
 		require.NoError(t, err)
