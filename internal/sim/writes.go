@@ -60,6 +60,9 @@ func (s *Server) writeLocked(op writeOp) (*object, bool, *StatusError) {
 		return nil, false, serr
 	}
 	m, serr := applyPart(r, op.part, op.m, cur)
+	if serr == nil && r.info.key() == "secrets" {
+		serr = normalizeSecret(m)
+	}
 	if serr != nil {
 		return nil, false, serr
 	}
