@@ -1,0 +1,233 @@
+package live
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Row is one object of the table.
+type Row struct {
+	// Key identifies the row: an Upsert with the same Key replaces it.
+	Key string
+	// Namespace is the object's namespace, "" for a cluster-scoped one.
+	// Rows sort by namespace, then name, as kubectl sorts a list.
+	Namespace, Name string
+	// Status is the row's status as the printer computed it ("Running",
+	// "CrashLoopBackOff", "Terminating"): it colours the STATUS cell and is
+	// counted in the header. "" for resources without one.
+	Status string
+	// Cells computes the row's cells, one per Options.Columns, at a time,
+	// so that ages tick as the clock moves. The model calls it at most once
+	// per row per second of its clock and caches the result; it must not
+	// block. Nil means a row of empty cells.
+	Cells func(now time.Time) []string
+}
+
+// Options configure a Model. The zero value is a model with no columns.
+type Options struct {
+	// Resource names what is shown in the title ("pods").
+	Resource string
+	// Columns are the headers of the rows' cells. A column named STATUS is
+	// painted by the row's status.
+	Columns []string
+	// Namespaced adds a NAMESPACE column while every namespace is shown and
+	// lets the user pick one (key n).
+	Namespaced bool
+	// Scope says what the command watches, for the title ("all
+	// namespaces", "namespace demo"); "" says nothing.
+	Scope string
+}
+
+// entry is a row with its cells cached for one second of the clock.
+type entry struct {
+	row   Row
+	cells []string // nil until computed
+	lower string   // the cells and namespace, lower-cased, for the filter
+	at    int64    // the clock's Unix second the cells were computed at
+}
+
+// mode is what keys do: the table scrolls, the filter is typed, or a
+// namespace is being picked.
+type mode int
+
+const (
+	modeTable mode = iota
+	modeFilter
+	modeNamespaces
+)
+
+// Model is the live view's state: the rows, the connection, and what the
+// user chose to see (filter, namespace, scroll position). Events change it
+// (Upsert, Delete, SetConn, Key) and Render draws it at a given time, with
+// no terminal and no clock of its own, so everything it shows is tested as
+// plain values.
+//
+// The zero value is not usable; build one with NewModel. A Model is not
+// safe for concurrent use: Run owns it and applies Updates on its own
+// goroutine.
+type Model struct {
+	opts Options
+	// status is the index of the STATUS column in opts.Columns, -1 if none.
+	status int
+
+	// rows holds every row by key; sorted holds the same entries ordered
+	// by namespace then name. Both always hold the same set.
+	rows   map[string]*entry
+	sorted []*entry
+	// perNamespace counts rows per namespace, for the namespace picker;
+	// a namespace with no rows left is removed.
+	perNamespace map[string]int
+
+	conn Conn
+
+	mode      mode
+	filter    string // the filter as typed; "" shows every row
+	namespace string // picked namespace; "" shows all
+	pick      int    // cursor in the namespace list (0 is "all") while picking
+	offset    int    // first row shown, after filtering
+	page      int    // table rows the last Render showed (PgUp/PgDn move by it)
+}
+
+// NewModel returns an empty model.
+func NewModel(opts Options) *Model {
+	m := &Model{opts: opts, status: -1, rows: map[string]*entry{}, perNamespace: map[string]int{}, page: 1}
+	for i, c := range opts.Columns {
+		if strings.EqualFold(c, "STATUS") {
+			m.status = i
+		}
+	}
+	return m
+}
+
+// Len returns the number of rows, shown or not.
+func (m *Model) Len() int { return len(m.rows) }
+
+// Upsert adds a row or replaces the row with the same key.
+func (m *Model) Upsert(r Row) {
+	if old, ok := m.rows[r.Key]; ok {
+		m.remove(old)
+	}
+	e := &entry{row: r}
+	m.rows[r.Key] = e
+	i, _ := slices.BinarySearchFunc(m.sorted, e, compareEntries)
+	m.sorted = slices.Insert(m.sorted, i, e)
+	m.perNamespace[r.Namespace]++
+}
+
+// Delete removes the row with key, if there is one.
+func (m *Model) Delete(key string) {
+	if e, ok := m.rows[key]; ok {
+		m.remove(e)
+	}
+}
+
+// remove takes e out of rows, sorted and perNamespace.
+func (m *Model) remove(e *entry) {
+	delete(m.rows, e.row.Key)
+	if i, ok := slices.BinarySearchFunc(m.sorted, e, compareEntries); ok {
+		m.sorted = slices.Delete(m.sorted, i, i+1)
+	}
+	if m.perNamespace[e.row.Namespace]--; m.perNamespace[e.row.Namespace] <= 0 {
+		delete(m.perNamespace, e.row.Namespace)
+	}
+}
+
+// compareEntries orders rows by namespace, then name, then key (two
+// objects may share a name in a table of several kinds).
+func compareEntries(a, b *entry) int {
+	return cmp.Or(cmp.Compare(a.row.Namespace, b.row.Namespace), cmp.Compare(a.row.Name, b.row.Name),
+		cmp.Compare(a.row.Key, b.row.Key))
+}
+
+// SetConn records the connection's state.
+func (m *Model) SetConn(c Conn) { m.conn = c }
+
+// Filter returns the applied filter text ("" for none).
+func (m *Model) Filter() string { return m.filter }
+
+// Namespace returns the picked namespace ("" for all).
+func (m *Model) Namespace() string { return m.namespace }
+
+// Namespaces returns the namespaces of the rows, sorted.
+func (m *Model) Namespaces() []string {
+	ns := make([]string, 0, len(m.perNamespace))
+	for n := range m.perNamespace {
+		ns = append(ns, n)
+	}
+	slices.Sort(ns)
+	return ns
+}
+
+// cellsAt returns e's cells at now, computing them at most once per second.
+func (m *Model) cellsAt(e *entry, now time.Time) []string {
+	sec := now.Unix()
+	if e.cells != nil && e.at == sec {
+		return e.cells
+	}
+	var cells []string
+	if e.row.Cells != nil {
+		cells = e.row.Cells(now)
+	}
+	if cells == nil {
+		cells = []string{}
+	}
+	e.cells, e.at = cells, sec
+	e.lower = strings.ToLower(e.row.Namespace + "\x00" + strings.Join(cells, "\x00"))
+	return cells
+}
+
+// visible returns the rows that pass the namespace pick and the filter, in
+// order, their cells computed at now.
+func (m *Model) visible(now time.Time) []*entry {
+	var out []*entry
+	filter := strings.ToLower(m.filter)
+	for _, e := range m.sorted {
+		if m.namespace != "" && e.row.Namespace != m.namespace {
+			continue
+		}
+		m.cellsAt(e, now)
+		if filter != "" && !strings.Contains(e.lower, filter) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// StatusCount is how many shown rows have one status.
+type StatusCount struct {
+	Status string
+	N      int
+}
+
+// Counts returns how many rows the view shows at now per status, most
+// frequent first (then by status), and the number shown.
+func (m *Model) Counts(now time.Time) ([]StatusCount, int) {
+	return countStatuses(m.visible(now))
+}
+
+func countStatuses(rows []*entry) ([]StatusCount, int) {
+	per := map[string]int{}
+	for _, e := range rows {
+		if e.row.Status != "" {
+			per[e.row.Status]++
+		}
+	}
+	out := make([]StatusCount, 0, len(per))
+	for s, n := range per {
+		out = append(out, StatusCount{Status: s, N: n})
+	}
+	slices.SortFunc(out, func(a, b StatusCount) int { return cmp.Or(cmp.Compare(b.N, a.N), cmp.Compare(a.Status, b.Status)) })
+	return out, len(rows)
+}
+
+// Keys returns the keys of the rows shown at now, in order.
+func (m *Model) Keys(now time.Time) []string {
+	var keys []string
+	for _, e := range m.visible(now) {
+		keys = append(keys, e.row.Key)
+	}
+	return keys
+}

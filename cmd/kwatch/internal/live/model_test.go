@@ -1,0 +1,226 @@
+package live
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+
+// pod is a row of a NAME, STATUS, AGE table created at created.
+func pod(ns, name, status string, created time.Time) Row {
+	return Row{Key: ns + "/" + name, Namespace: ns, Name: name, Status: status,
+		Cells: func(now time.Time) []string { return []string{name, status, human(now.Sub(created))} }}
+}
+
+func podModel(rows ...Row) *Model {
+	m := NewModel(Options{Resource: "pods", Columns: []string{"NAME", "STATUS", "AGE"}, Namespaced: true,
+		Scope: "all namespaces"})
+	for _, r := range rows {
+		m.Upsert(r)
+	}
+	return m
+}
+
+func keys(m *Model, ks ...Key) {
+	for _, k := range ks {
+		m.HandleKey(k)
+	}
+}
+
+func typed(s string) []Key {
+	var ks []Key
+	for _, r := range s {
+		ks = append(ks, R(r))
+	}
+	return ks
+}
+
+func TestModelSortsByNamespaceThenName(t *testing.T) {
+	m := podModel(pod("b", "web-2", "Running", t0), pod("a", "z", "Running", t0), pod("b", "web-1", "Pending", t0),
+		pod("a", "b", "Running", t0))
+	require.Equal(t, []string{"a/b", "a/z", "b/web-1", "b/web-2"}, m.Keys(t0))
+
+	m.Upsert(pod("b", "web-1", "Running", t0)) // a replacement keeps one row, in place
+	m.Delete("a/z")
+	m.Delete("a/none")
+	require.Equal(t, []string{"a/b", "b/web-1", "b/web-2"}, m.Keys(t0))
+	require.Equal(t, 3, m.Len())
+	require.Equal(t, []string{"a", "b"}, m.Namespaces())
+	m.Delete("a/b")
+	require.Equal(t, []string{"b"}, m.Namespaces(), "a namespace without rows leaves the picker")
+}
+
+func TestModelFilter(t *testing.T) {
+	m := podModel(pod("shop", "web-1", "Running", t0), pod("shop", "db-0", "CrashLoopBackOff", t0),
+		pod("auth", "web-9", "Pending", t0))
+	tests := []struct {
+		name string
+		keys []Key
+		want []string
+	}{
+		{"no filter", nil, []string{"auth/web-9", "shop/db-0", "shop/web-1"}},
+		{"name, typed live", append([]Key{R('/')}, typed("web")...), []string{"auth/web-9", "shop/web-1"}},
+		{"any cell, ignoring case", append([]Key{R('/')}, typed("crashloop")...), []string{"shop/db-0"}},
+		{"namespace", append([]Key{R('/')}, typed("AUTH")...), []string{"auth/web-9"}},
+		{"backspace widens", append(append([]Key{R('/')}, typed("web-9")...), Key{Code: KeyBackspace}),
+			[]string{"auth/web-9", "shop/web-1"}},
+		{"enter keeps it", append(append([]Key{R('/')}, typed("db")...), Key{Code: KeyEnter}), []string{"shop/db-0"}},
+		{"esc while typing clears", append(append([]Key{R('/')}, typed("db")...), Key{Code: KeyEsc}),
+			[]string{"auth/web-9", "shop/db-0", "shop/web-1"}},
+		{"esc after enter clears", append(append([]Key{R('/')}, typed("db")...), Key{Code: KeyEnter}, Key{Code: KeyEsc}),
+			[]string{"auth/web-9", "shop/db-0", "shop/web-1"}},
+		{"ctrl-u erases", append(append([]Key{R('/')}, typed("db")...), Key{Code: KeyCtrlU}),
+			[]string{"auth/web-9", "shop/db-0", "shop/web-1"}},
+		{"nothing matches", append([]Key{R('/')}, typed("nope")...), nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			keys(m, Key{Code: KeyEsc}, Key{Code: KeyEsc}) // back to the table, nothing filtered
+			keys(m, tc.keys...)
+			require.Equal(t, tc.want, m.Keys(t0))
+		})
+	}
+}
+
+func TestModelFilterKeysAreText(t *testing.T) {
+	m := podModel(pod("a", "quota-q", "Running", t0), pod("a", "x", "Running", t0))
+	require.False(t, m.HandleKey(R('/')))
+	for _, k := range typed("q n/") {
+		require.False(t, m.HandleKey(k), "%q is text while typing a filter", k.Rune)
+	}
+	require.Equal(t, "q n/", m.Filter())
+	require.True(t, m.HandleKey(Key{Code: KeyCtrlC}), "Ctrl-C quits while typing")
+}
+
+func TestModelCounts(t *testing.T) {
+	m := podModel(pod("a", "1", "Running", t0), pod("a", "2", "Running", t0), pod("a", "3", "Pending", t0),
+		pod("b", "4", "Running", t0), pod("b", "5", "Error", t0), pod("b", "6", "Completed", t0))
+	counts, shown := m.Counts(t0)
+	require.Equal(t, 6, shown)
+	require.Equal(t, []StatusCount{{"Running", 3}, {"Completed", 1}, {"Error", 1}, {"Pending", 1}}, counts,
+		"most frequent first, then by name")
+
+	keys(m, append([]Key{R('/')}, typed("b")...)...) // namespace b (and no row of a has a b)
+	counts, shown = m.Counts(t0)
+	require.Equal(t, 3, shown)
+	require.Equal(t, []StatusCount{{"Completed", 1}, {"Error", 1}, {"Running", 1}}, counts, "counts follow the filter")
+}
+
+func TestModelNamespacePick(t *testing.T) {
+	m := podModel(pod("b", "2", "Running", t0), pod("a", "1", "Running", t0), pod("b", "3", "Running", t0))
+	keys(m, R('n'))
+	f := m.Render(t0, 60, 10)
+	require.Equal(t, "NAMESPACE", strings.TrimSpace(f.Lines[3].String()))
+	require.Equal(t, "▸ all namespaces (3)", f.Lines[4].String())
+	require.Equal(t, "  a (1)", f.Lines[5].String())
+	require.Equal(t, "  b (2)", f.Lines[6].String())
+
+	keys(m, Key{Code: KeyDown}, R('j'), R('j'), Key{Code: KeyEnter}) // moving past the end stays on b
+	require.Equal(t, "b", m.Namespace())
+	require.Equal(t, []string{"b/2", "b/3"}, m.Keys(t0))
+	f = m.Render(t0, 60, 10)
+	require.Regexp(t, `^NAME +STATUS +AGE$`, f.Lines[3].String(), "one namespace: no NAMESPACE column")
+	require.Contains(t, f.Lines[0].String(), "namespace b")
+
+	keys(m, R('n'))
+	require.Equal(t, "▸ b (2)", m.Render(t0, 60, 10).Lines[6].String(), "the picker opens on the namespace shown")
+	keys(m, Key{Code: KeyEsc})
+	require.Equal(t, "b", m.Namespace(), "Esc leaves the picker without a change")
+	keys(m, R('n'), Key{Code: KeyHome}, Key{Code: KeyEnter})
+	require.Equal(t, "", m.Namespace(), "the first line is every namespace")
+
+	keys(m, R('n'), Key{Code: KeyEnd}, Key{Code: KeyEnter}, Key{Code: KeyEsc})
+	require.Equal(t, "", m.Namespace(), "Esc in the table shows every namespace again")
+	require.True(t, m.HandleKey(R('q')))
+}
+
+func TestModelNamespacePickNeedsNamespaces(t *testing.T) {
+	m := NewModel(Options{Resource: "nodes", Columns: []string{"NAME"}})
+	m.Upsert(Row{Key: "n1", Name: "n1", Cells: func(time.Time) []string { return []string{"n1"} }})
+	keys(m, R('n'))
+	require.Regexp(t, `^NAME$`, m.Render(t0, 40, 8).Lines[3].String(), "n does nothing for cluster-scoped rows")
+}
+
+func TestModelAgesTickWithTheClock(t *testing.T) {
+	calls := 0
+	m := podModel(Row{Key: "a/x", Namespace: "a", Name: "x", Cells: func(now time.Time) []string {
+		calls++
+		return []string{"x", "", human(now.Sub(t0))}
+	}})
+	line := func(now time.Time) string { return m.Render(now, 60, 8).Lines[4].String() }
+	require.Regexp(t, `^a +x +5s$`, line(t0.Add(5*time.Second)))
+	require.Regexp(t, `^a +x +5s$`, line(t0.Add(5*time.Second+900*time.Millisecond)))
+	require.Equal(t, 1, calls, "cells are computed once per second of the clock")
+	require.Regexp(t, `^a +x +2m3s$`, line(t0.Add(123*time.Second)))
+	require.Equal(t, 2, calls)
+}
+
+func TestModelScroll(t *testing.T) {
+	m := NewModel(Options{Resource: "pods", Columns: []string{"NAME"}})
+	for i := range 20 {
+		name := fmt.Sprintf("p%02d", i)
+		m.Upsert(Row{Key: name, Name: name, Cells: func(time.Time) []string { return []string{name} }})
+	}
+	first := func(ks ...Key) string {
+		keys(m, ks...)
+		return m.Render(t0, 40, 10).Lines[4].String() // 5 rows fit under 4 top lines and the footer
+	}
+	require.Equal(t, "p00", first())
+	tests := []struct {
+		key  Key
+		want string
+	}{
+		{Key{Code: KeyDown}, "p01"},
+		{R('j'), "p02"},
+		{Key{Code: KeyUp}, "p01"},
+		{Key{Code: KeyPgDn}, "p06"},
+		{R(' '), "p11"},
+		{Key{Code: KeyPgUp}, "p06"},
+		{Key{Code: KeyEnd}, "p15"},
+		{Key{Code: KeyDown}, "p15"}, // past the end stays on the last page
+		{Key{Code: KeyHome}, "p00"},
+		{Key{Code: KeyUp}, "p00"},
+		{R('G'), "p15"},
+		{R('g'), "p00"},
+	}
+	for _, tc := range tests {
+		require.Equal(t, tc.want, first(tc.key), "after %+v", tc.key)
+	}
+	keys(m, Key{Code: KeyEnd})
+	require.Contains(t, m.Render(t0, 80, 10).Lines[0].String(), "20 (rows 16-20)")
+	for i := 5; i < 20; i++ {
+		m.Delete(fmt.Sprintf("p%02d", i))
+	}
+	require.Equal(t, "p00", first(), "fewer rows pull the view back")
+}
+
+func TestStatusStyle(t *testing.T) {
+	tests := []struct {
+		status string
+		want   Style
+	}{
+		{"Running", StyleGood},
+		{"Pending", StyleWarn},
+		{"ContainerCreating", StyleWarn},
+		{"Init:0/2", StyleWarn},
+		{"Init:CrashLoopBackOff", StyleBad},
+		{"Init:Error", StyleBad},
+		{"Failed", StyleBad},
+		{"CrashLoopBackOff", StyleBad},
+		{"Error", StyleBad},
+		{"CreateContainerConfigError", StyleBad},
+		{"ExitCode:137", StyleBad},
+		{"Terminating", StyleDim},
+		{"Completed", StyleDim},
+		{"SomethingNew", StyleWarn},
+		{"", StyleNormal},
+	}
+	for _, tc := range tests {
+		require.Equal(t, tc.want, StatusStyle(tc.status), "status %q", tc.status)
+	}
+}
