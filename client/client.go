@@ -10,9 +10,15 @@ import (
 	"path/filepath"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/watch"
 )
+
+// acceptMeta asks for an object's metadata only, for T
+// *metav1.PartialObjectMetadata.
+const acceptMeta = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 
 // maxObjectBody bounds the answer to a single-object request.
 const maxObjectBody = watch.DefaultMaxFrameSize
@@ -48,6 +54,9 @@ func For[T watch.Object](c *kube.Client, res kube.Resource, opts Options) *Resou
 		r.manager = DefaultFieldManager()
 	}
 	var zero T
+	if _, ok := any(zero).(*metav1.PartialObjectMetadata); ok {
+		r.accept = acceptMeta
+	}
 	if opts.Protobuf {
 		_, r.proto = any(zero).(ProtobufMarshaler)
 		if _, ok := any(zero).(watch.ProtobufObject); ok {
@@ -55,6 +64,16 @@ func For[T watch.Object](c *kube.Client, res kube.Resource, opts Options) *Resou
 		}
 	}
 	return r
+}
+
+// ForName resolves name through discovery (c.Resolve: "deploy",
+// "deployments.apps", "Deployment", ...) and returns its Resource.
+func ForName[T watch.Object](ctx context.Context, c *kube.Client, name string, opts Options) (*Resource[T], error) {
+	res, err := c.Resolve(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return For[T](c, res, opts), nil
 }
 
 // Resource is the API resource r reads and writes.

@@ -253,3 +253,19 @@ func TestMalformedAnswersAreNamedErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestMetadataOnlyReadsAndForName(t *testing.T) {
+	_, c := startSim(t)
+	cms, err := client.ForName[*metav1.PartialObjectMetadata](bg, c, "cm", client.Options{})
+	require.NoError(t, err)
+	require.Equal(t, "configmaps", cms.Resource().Resource)
+	_, err = client.For[*ConfigMap](c, kube.ConfigMaps, client.Options{}).Create(bg, cm("a", map[string]string{"k": "v"}), client.CreateOptions{})
+	require.NoError(t, err)
+	meta, err := cms.Get(bg, "demo", "a", client.GetOptions{})
+	require.NoError(t, err)
+	require.Equal(t, "PartialObjectMetadata", meta.Kind, "the server was asked for metadata only")
+	require.Equal(t, "a", meta.Name)
+	_, err = client.ForName[*ConfigMap](bg, c, "flunders", client.Options{})
+	var unknown *kube.UnknownResourceError
+	require.True(t, errors.As(err, &unknown), "%v", err)
+}

@@ -20,9 +20,26 @@ type Resource struct {
 	singular string // from discovery; Kind in lower case when empty
 }
 
-// Pods is the core/v1 pods resource.
-var Pods = Resource{Version: "v1", Resource: "pods", Kind: "Pod", Namespaced: true,
-	ShortNames: []string{"po"}, Verbs: []string{"create", "delete", "get", "list", "patch", "update", "watch"}}
+// allVerbs are the verbs of a resource that takes every one.
+var allVerbs = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+
+// Well-known resources, as the API server's discovery describes them, for
+// call sites that need no discovery round trip. Others come from
+// Client.Resolve or are written out.
+var (
+	Pods         = Resource{Version: "v1", Resource: "pods", Kind: "Pod", Namespaced: true, ShortNames: []string{"po"}, Verbs: allVerbs}
+	ConfigMaps   = Resource{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true, ShortNames: []string{"cm"}, Verbs: allVerbs}
+	Secrets      = Resource{Version: "v1", Resource: "secrets", Kind: "Secret", Namespaced: true, Verbs: allVerbs}
+	Services     = Resource{Version: "v1", Resource: "services", Kind: "Service", Namespaced: true, ShortNames: []string{"svc"}, Verbs: allVerbs}
+	Namespaces   = Resource{Version: "v1", Resource: "namespaces", Kind: "Namespace", ShortNames: []string{"ns"}, Verbs: []string{"create", "delete", "get", "list", "patch", "update", "watch"}}
+	Nodes        = Resource{Version: "v1", Resource: "nodes", Kind: "Node", ShortNames: []string{"no"}, Verbs: allVerbs}
+	Events       = Resource{Version: "v1", Resource: "events", Kind: "Event", Namespaced: true, ShortNames: []string{"ev"}, Verbs: allVerbs}
+	Deployments  = Resource{Group: "apps", Version: "v1", Resource: "deployments", Kind: "Deployment", Namespaced: true, ShortNames: []string{"deploy"}, Verbs: allVerbs}
+	ReplicaSets  = Resource{Group: "apps", Version: "v1", Resource: "replicasets", Kind: "ReplicaSet", Namespaced: true, ShortNames: []string{"rs"}, Verbs: allVerbs}
+	StatefulSets = Resource{Group: "apps", Version: "v1", Resource: "statefulsets", Kind: "StatefulSet", Namespaced: true, ShortNames: []string{"sts"}, Verbs: allVerbs}
+	DaemonSets   = Resource{Group: "apps", Version: "v1", Resource: "daemonsets", Kind: "DaemonSet", Namespaced: true, ShortNames: []string{"ds"}, Verbs: allVerbs}
+	Leases       = Resource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases", Kind: "Lease", Namespaced: true, Verbs: allVerbs}
+)
 
 // GroupVersion is "v1" for the core group and "GROUP/VERSION" otherwise.
 func (r Resource) GroupVersion() string {
