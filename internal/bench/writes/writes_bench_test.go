@@ -1,0 +1,59 @@
+package writes
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"testing"
+)
+
+// BenchmarkWrites runs every verb on every kind through every row:
+// BenchmarkWrites/<verb>/<kind>/<row>. One iteration is one request;
+// req/s is iterations per second of the timed loop, and allocs/op and B/op
+// are the client process's alone (the server is another process). Run it
+// with -benchtime Nx: create and delete prepare N distinct names (and
+// delete N objects) before the loop.
+func BenchmarkWrites(b *testing.B) {
+	url := serverURL(b)
+	admin, conns := dialAll(b, url, nil)
+	for _, verb := range Verbs {
+		b.Run(string(verb), func(b *testing.B) {
+			for _, kind := range Kinds {
+				b.Run(string(kind), func(b *testing.B) {
+					for _, c := range conns {
+						b.Run(c.Row.Name, func(b *testing.B) { benchCase(b, c, admin, verb, kind) })
+					}
+				})
+			}
+		})
+	}
+}
+
+func benchCase(b *testing.B, c, admin *Conn, verb Verb, kind Kind) {
+	ctx := context.Background()
+	cs, err := NewCase(c, admin, verb, kind)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cs.Setup(ctx, b.N); err != nil {
+		b.Fatal(err)
+	}
+	runtime.GC() // the setup's garbage is not the loop's
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if err := cs.Step(ctx, i); err != nil {
+			b.StopTimer()
+			if errors.Is(err, ErrProtoDeleteRefused) {
+				_ = cs.Teardown(ctx)
+				b.Skip(err)
+			}
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+	if err := cs.Teardown(ctx); err != nil {
+		b.Fatal(err)
+	}
+}
