@@ -92,13 +92,26 @@ type Model struct {
 
 // NewModel returns an empty model.
 func NewModel(opts Options) *Model {
-	m := &Model{opts: opts, status: -1, rows: map[string]*entry{}, perNamespace: map[string]int{}, page: 1}
-	for i, c := range opts.Columns {
+	m := &Model{rows: map[string]*entry{}, perNamespace: map[string]int{}, page: 1}
+	m.opts = opts
+	m.SetColumns(opts.Columns)
+	return m
+}
+
+// SetColumns replaces the headers of the rows' cells: a table whose
+// columns are known only once rows arrive (a server's Table), or changed
+// (a custom resource's printer columns were edited). Every row's cells are
+// computed again.
+func (m *Model) SetColumns(columns []string) {
+	m.opts.Columns, m.status = columns, -1
+	for i, c := range columns {
 		if strings.EqualFold(c, "STATUS") {
 			m.status = i
 		}
 	}
-	return m
+	for _, e := range m.sorted {
+		e.cells = nil
+	}
 }
 
 // Len returns the number of rows, shown or not.

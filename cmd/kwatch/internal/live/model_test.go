@@ -224,3 +224,14 @@ func TestStatusStyle(t *testing.T) {
 		require.Equal(t, tc.want, StatusStyle(tc.status), "status %q", tc.status)
 	}
 }
+
+func TestModelSetColumns(t *testing.T) {
+	m := NewModel(Options{Resource: "widgets"})
+	m.Upsert(Row{Key: "w", Name: "w", Status: "Failed", Cells: func(time.Time) []string { return []string{"w", "Failed"} }})
+	require.Empty(t, m.Render(t0, 40, 8).Lines[4].String(), "no columns yet: no cells")
+	m.SetColumns([]string{"NAME", "Status"})
+	f := m.Render(t0, 40, 8)
+	require.Regexp(t, `^NAME +Status$`, f.Lines[3].String())
+	require.Equal(t, Line{{Text: "w      ", Style: StyleNormal}, {Text: "Failed", Style: StyleBad}}, f.Lines[4],
+		"a Status column is coloured whatever its case")
+}

@@ -23,6 +23,9 @@ func UpsertRow(r Row) Update { return func(m *Model) { m.Upsert(r) } }
 // DeleteRow is the Update that removes the row with key.
 func DeleteRow(key string) Update { return func(m *Model) { m.Delete(key) } }
 
+// SetColumns is the Update that replaces the headers.
+func SetColumns(columns []string) Update { return func(m *Model) { m.SetColumns(columns) } }
+
 // SetConn is the Update that records the connection's state.
 func SetConn(c Conn) Update { return func(m *Model) { m.SetConn(c) } }
 
