@@ -105,7 +105,10 @@ type handlerQueue[T any] struct {
 	wake    chan struct{} // capacity 1: a pending wake-up is enough
 	backlog atomic.Int64
 	panics  atomic.Int64
-	log     *slog.Logger
+	// merged counts changes that got no call of their own: folded into a
+	// later change of their key, or an add cancelled by its delete.
+	merged atomic.Uint64
+	log    *slog.Logger
 }
 
 func newHandlerQueue[T any](h Handler[T], resync bool, log *slog.Logger) *handlerQueue[T] {
@@ -134,6 +137,8 @@ func (q *handlerQueue[T]) add(key string, obj T, initial bool) {
 	if !ok {
 		p = q.pushLocked(key)
 		p.initial = initial
+	} else {
+		q.merged.Add(1)
 	}
 	p.cur, p.curOK = obj, true
 	q.signal()
@@ -146,6 +151,8 @@ func (q *handlerQueue[T]) update(key string, old, obj T) {
 	if !ok {
 		p = q.pushLocked(key)
 		p.old, p.oldOK = old, true
+	} else {
+		q.merged.Add(1)
 	}
 	p.cur, p.curOK = obj, true
 	q.signal()
@@ -164,8 +171,11 @@ func (q *handlerQueue[T]) remove(key string, last, final T, unknown bool) {
 		// is re-created before delivery, the handler gets OnUpdate(old, new)
 		// from what it really saw.
 		p.old, p.oldOK = last, true
+	default:
+		q.merged.Add(1)
 	case !p.oldOK:
 		// Added and deleted before the handler saw it: nothing to say.
+		q.merged.Add(2)
 		delete(q.items, key)
 		q.compactLocked()
 		q.signal()
@@ -267,33 +277,45 @@ func (q *handlerQueue[T]) run(ctx context.Context) {
 				return
 			}
 		}
-		q.deliver(p)
-		q.mu.Lock()
-		q.inFlight = 0
-		q.mu.Unlock()
+		deliver(q.h, p, q.log, &q.panics)
+		q.delivered()
 	}
 }
 
-// deliver makes one call. A panicking handler is logged and skipped: one
-// bad handler must not take the informer and every other handler down.
-func (q *handlerQueue[T]) deliver(p pending[T]) {
+// delivered marks the call of the last pop done.
+func (q *handlerQueue[T]) delivered() {
+	q.mu.Lock()
+	q.inFlight = 0
+	q.mu.Unlock()
+}
+
+func (q *handlerQueue[T]) wantsResync() bool { return q.resync }
+
+func (q *handlerQueue[T]) counts() deliveryCounts {
+	return deliveryCounts{backlog: q.backlog.Load(), panics: q.panics.Load(), merged: q.merged.Load()}
+}
+
+// deliver makes one call of h. A panicking handler is logged and skipped
+// (counted in panics): one bad handler must not take the informer and
+// every other handler down.
+func deliver[T any](h Handler[T], p pending[T], log *slog.Logger, panics *atomic.Int64) {
 	defer func() {
 		if r := recover(); r != nil {
-			q.panics.Add(1)
-			q.log.Error("informer handler panicked", "panic", r, "stack", string(debug.Stack()))
+			panics.Add(1)
+			log.Error("informer handler panicked", "panic", r, "stack", string(debug.Stack()))
 		}
 	}()
-	if kh, ok := q.h.(keyReceiver); ok {
+	if kh, ok := h.(keyReceiver); ok {
 		kh.onKey(p.key)
 		return
 	}
 	switch {
 	case !p.oldOK && p.curOK:
-		q.h.OnAdd(p.cur, p.initial)
+		h.OnAdd(p.cur, p.initial)
 	case p.oldOK && p.curOK:
-		q.h.OnUpdate(p.old, p.cur)
+		h.OnUpdate(p.old, p.cur)
 	case p.oldOK && !p.curOK:
-		q.h.OnDelete(p.cur, p.unknown)
+		h.OnDelete(p.cur, p.unknown)
 	}
 }
 

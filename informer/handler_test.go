@@ -39,7 +39,7 @@ func drain(q *handlerQueue[*obj]) {
 		if !ok {
 			return
 		}
-		q.deliver(p)
+		deliver(q.h, p, q.log, &q.panics)
 	}
 }
 

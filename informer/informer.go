@@ -238,7 +238,7 @@ func (inf *Informer[T]) resyncLoop(ctx context.Context) {
 		}
 		inf.distMu.Lock()
 		for _, r := range inf.handlers {
-			if !r.q.resync {
+			if !r.q.wantsResync() {
 				continue
 			}
 			for _, obj := range inf.store.List() {

@@ -55,6 +55,13 @@ type Options[T watch.Object] struct {
 	// MetadataOnly asks the server for PartialObjectMetadata; use it with
 	// T = *metav1.PartialObjectMetadata or a type holding only metadata.
 	MetadataOnly bool
+	// Table asks the server for its printed Table, as kubectl get does
+	// (watch.AcceptTable); use it with a T that decodes a one-row Table
+	// (a list's rows and each watch event's object come as one) and the
+	// plain object a server without Tables sends instead. The row's object
+	// is the object's PartialObjectMetadata, so keys, resourceVersions and
+	// bookmarks work as with MetadataOnly. It overrides MetadataOnly.
+	Table bool
 
 	// Transform, if set, sees every object before it enters the store (to
 	// drop managedFields, say). It may modify and return its argument. An

@@ -23,6 +23,7 @@ func (inf *Informer[T]) list(ctx context.Context, st state) (rv string, continui
 		ResourceVersion:      st.listRV,
 		ResourceVersionMatch: st.listMatch,
 		MetadataOnly:         o.MetadataOnly,
+		Table:                o.Table,
 		IdleTimeout:          max(o.IdleTimeout, 0),
 	}
 	if !st.fullList {
@@ -182,6 +183,7 @@ func (inf *Informer[T]) confirm(ctx context.Context, st state) (string, error) {
 		ResourceVersionMatch: watch.MatchNotOlderThan,
 		Limit:                1,
 		MetadataOnly:         o.MetadataOnly,
+		Table:                o.Table,
 	}
 	inf.stats.confirms.Add(1)
 	ctx, cancel := context.WithTimeout(ctx, confirmTimeout)
@@ -209,6 +211,7 @@ func (inf *Informer[T]) openWatch(ctx context.Context, rv string, initial bool) 
 		TimeoutSeconds:    int64(timeout / time.Second),
 		SendInitialEvents: initial,
 		MetadataOnly:      o.MetadataOnly,
+		Table:             o.Table,
 		Decoder:           o.Decoder,
 	}
 	if initial {

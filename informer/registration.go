@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
 // HandlerOptions configure one handler.
@@ -10,6 +11,13 @@ type HandlerOptions struct {
 	// Resync asks for OnUpdate(obj, obj) for every object each
 	// Options.ResyncPeriod; ignored when the informer has no resync period.
 	Resync bool
+	// Delivery is Coalesce (the default) or Ordered: one pending change
+	// per key, or every change in order.
+	Delivery Delivery
+	// Buffer bounds an Ordered handler's queue, in changes;
+	// DefaultOrderedBuffer. Past it, changes coalesce (OverflowCoalesce).
+	// Ignored for Coalesce, whose queue holds at most one change per key.
+	Buffer int
 }
 
 // Registration is a handler's handle: its sync state, its backlog, and a
@@ -18,22 +26,31 @@ type Registration interface {
 	// HasSynced reports whether the handler has been given every object of
 	// the informer's first list (or of the store when it was added).
 	HasSynced() bool
-	// Backlog is the number of keys with changes not yet delivered. It is
-	// bounded by the number of objects: changes to one key coalesce.
+	// Backlog is the number of changes not yet delivered: keys with a
+	// pending change for Coalesce (bounded by the number of objects),
+	// changes for Ordered (bounded by its Buffer plus the number of
+	// objects).
 	Backlog() int
+	// Merged counts the changes the handler got no call of its own for:
+	// folded into a later change of the same key, or an add cancelled by
+	// its delete before delivery. For Coalesce this is how far a slow
+	// handler fell behind; for Ordered it stays 0 unless its buffer
+	// overflowed.
+	Merged() uint64
 	// Remove stops deliveries to the handler; pending changes are dropped.
 	Remove()
 }
 
 type registration[T any] struct {
 	inf    interface{ removeHandler(*registration[T]) }
-	q      *handlerQueue[T]
+	q      delivery[T]
 	cancel context.CancelFunc // nil until its goroutine starts
 	gone   bool               // removed; guarded by the informer's distMu
 }
 
 func (r *registration[T]) HasSynced() bool { return r.q.hasSynced() }
-func (r *registration[T]) Backlog() int    { return int(r.q.backlog.Load()) }
+func (r *registration[T]) Backlog() int    { return int(r.q.counts().backlog) }
+func (r *registration[T]) Merged() uint64  { return r.q.counts().merged }
 func (r *registration[T]) Remove()         { r.inf.removeHandler(r) }
 
 // AddHandler registers h. Added before Run, it receives the first list's
@@ -44,7 +61,15 @@ func (inf *Informer[T]) AddHandler(h Handler[T], opts HandlerOptions) (Registrat
 	if h == nil {
 		return nil, errors.New("informer: nil handler")
 	}
-	r := &registration[T]{inf: inf, q: newHandlerQueue(h, opts.Resync, inf.opts.Logger)}
+	r := &registration[T]{inf: inf}
+	switch opts.Delivery {
+	case Coalesce:
+		r.q = newHandlerQueue(h, opts.Resync, inf.opts.Logger)
+	case Ordered:
+		r.q = newOrderedQueue(h, opts.Resync, opts.Buffer, inf.opts.Logger)
+	default:
+		return nil, fmt.Errorf("informer: unknown HandlerOptions.Delivery %d", opts.Delivery)
+	}
 	inf.runMu.Lock()
 	defer inf.runMu.Unlock()
 	inf.distMu.Lock()

@@ -28,6 +28,7 @@ type registryKey struct {
 	labelSelector string
 	fieldSelector string
 	metadataOnly  bool
+	table         bool
 }
 
 type registryEntry struct {
@@ -45,7 +46,7 @@ func Shared[T watch.Object](r *Registry, opts Options[T]) (inf *Informer[T], rel
 	key := registryKey{
 		typ: reflect.TypeFor[T](), resource: opts.Resource.GroupVersion() + "/" + opts.Resource.Resource,
 		namespace: opts.Namespace, labelSelector: opts.LabelSelector, fieldSelector: opts.FieldSelector,
-		metadataOnly: opts.MetadataOnly,
+		metadataOnly: opts.MetadataOnly, table: opts.Table,
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -105,7 +105,7 @@ func (inf *Informer[T]) Stats() Stats {
 	inf.distMu.Lock()
 	for _, r := range inf.handlers {
 		s.HandlerBacklog += r.Backlog()
-		s.HandlerPanics += r.q.panics.Load()
+		s.HandlerPanics += r.q.counts().panics
 	}
 	inf.distMu.Unlock()
 	return s

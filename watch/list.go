@@ -10,9 +10,13 @@ import (
 
 // Accept headers for lists and watches.
 const (
-	acceptJSON         = kube.ContentTypeJSON
-	acceptMetaList     = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
-	acceptMetaWatch    = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+	acceptJSON      = kube.ContentTypeJSON
+	acceptMetaList  = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+	acceptMetaWatch = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+	// AcceptTable is kubectl get's Accept header, for lists and watches
+	// alike: a Table of meta.k8s.io v1, else v1beta1, else the objects as
+	// JSON (a server that cannot print them).
+	AcceptTable        = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
 	defaultMaxListItem = DefaultMaxFrameSize
 )
 
@@ -44,7 +48,10 @@ func List[T Object](ctx context.Context, c *kube.Client, res kube.Resource, ns s
 // stops the list and is returned as is.
 func ListEach[T Object](ctx context.Context, c *kube.Client, res kube.Resource, ns string, opts ListOptions, each func(T) error) (ListMeta, error) {
 	accept, codec := protoAccept[T](c)
-	if opts.MetadataOnly {
+	switch {
+	case opts.Table:
+		accept, codec = AcceptTable, nil
+	case opts.MetadataOnly:
 		accept, codec = acceptMetaList, nil
 	}
 	ctx, cancel := context.WithCancel(ctx)

@@ -29,6 +29,14 @@ type ListMeta struct {
 // by maxItemSize bytes (0 or less means DefaultMaxFrameSize) and by
 // MaxNestingDepth.
 //
+// A Table body (kind "Table", asked for with ListOptions.Table) is
+// decoded row by row: each row is handed to T as a one-row Table,
+// {"kind":"Table","apiVersion":"meta.k8s.io/v1","columnDefinitions":[...],"rows":[row]},
+// which is also the shape of a Table watch event's object. Only the page's
+// first row carries the columnDefinitions (when the body sends them before
+// the rows, as servers do); the others get none, as every watch event
+// after the first.
+//
 // An error from each stops decoding and is returned unchanged. Bad input
 // is a *DecodeError naming the offset and the item; a body that is not a
 // list (no items, or a kind not ending in "List") wraps ErrNotList, and a
@@ -52,6 +60,11 @@ func DecodeList[T Object](r io.Reader, maxItemSize int, each func(T) error) (Lis
 		case key == "items":
 			d.sawItems = true
 			return decodeItems(d, each)
+		case key == "rows": // a Table (ListOptions.Table)
+			d.sawItems = true
+			return decodeRows(d, each)
+		case key == "columnDefinitions":
+			return d.columnDefinitions()
 		case key == "metadata":
 			return d.metadata(&meta)
 		case key == "kind":
@@ -81,6 +94,9 @@ type listDecoder struct {
 	f        *framer
 	iter     *jsoniter.Iterator
 	sawItems bool
+	// columns is a Table's columnDefinitions value, kept until the first
+	// row takes it.
+	columns []byte
 	// status collects the fields of a body whose kind is "Status", as a
 	// JSON object still missing its closing brace.
 	status *bytes.Buffer
@@ -187,6 +203,8 @@ func (d *listDecoder) kind() error {
 		return nil
 	case strings.HasSuffix(kind, "List"):
 		return nil
+	case kind == "Table":
+		return nil
 	}
 	return &DecodeError{Offset: off, What: "list kind", Err: fmt.Errorf("%w: kind %s", ErrNotList, clip(string(v)))}
 }
@@ -271,11 +289,18 @@ func decodeItem[T Object](d *listDecoder, i int) (obj T, err error) {
 		}
 		return obj, err
 	}
-	fail := func(err error) error {
-		return &DecodeError{Offset: off, What: "list item " + strconv.Itoa(i), Err: err}
-	}
 	if v[0] != '{' {
-		return obj, fail(fmt.Errorf("%w %s; want an object", ErrUnexpectedByte, quoteByte(v[0])))
+		return obj, &DecodeError{Offset: off, What: "list item " + strconv.Itoa(i),
+			Err: fmt.Errorf("%w %s; want an object", ErrUnexpectedByte, quoteByte(v[0]))}
+	}
+	return decodeBytes[T](d, v, off, "list item "+strconv.Itoa(i))
+}
+
+// decodeBytes decodes one framed JSON object v, found at offset off and
+// named what in errors, into a fresh T.
+func decodeBytes[T Object](d *listDecoder, v []byte, off int64, what string) (obj T, err error) {
+	fail := func(err error) error {
+		return &DecodeError{Offset: off, What: what, Err: err}
 	}
 	// jsoniter and the caller's UnmarshalJSON methods are third-party code
 	// fed hostile input; a panic in them must become an error.

@@ -152,7 +152,8 @@ func TestDecodeListErrors(t *testing.T) {
 		wantIs    error
 		wantText  []string
 	}{
-		{name: "table", in: string(readCapture(t, "list-pods-as-table.json")), wantIs: ErrNotList, wantText: []string{`kind "Table"`}},
+		{name: "table without rows", in: `{"kind":"Table","metadata":{},"columnDefinitions":[]}`, wantIs: ErrNotList, wantText: []string{"no items"}},
+		{name: "another kind", in: `{"kind":"Pod","items":[]}`, wantIs: ErrNotList, wantText: []string{`kind "Pod"`}},
 		{name: "no items", in: `{"kind":"PodList","metadata":{}}`, wantIs: ErrNotList, wantText: []string{"no items"}},
 		{name: "not an object", in: `[1,2]`, wantIs: ErrUnexpectedByte, wantText: []string{"offset 0", "want '{'"}},
 		{name: "empty body", in: ``, wantIs: io.ErrUnexpectedEOF},

@@ -37,7 +37,10 @@ type Stream[T Object] struct {
 func Watch[T Object](ctx context.Context, c *kube.Client, res kube.Resource, ns string, opts WatchOptions) (*Stream[T], error) {
 	idleTimeout := opts.IdleTimeout
 	accept, codec := protoAccept[T](c)
-	if opts.MetadataOnly {
+	switch {
+	case opts.Table:
+		accept, codec = AcceptTable, nil
+	case opts.MetadataOnly:
 		accept, codec = acceptMetaWatch, nil
 	}
 	ctx, cancel := context.WithCancel(ctx)

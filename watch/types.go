@@ -68,6 +68,9 @@ type ListOptions struct {
 	// MetadataOnly asks for PartialObjectMetadataList: objects carry only
 	// apiVersion, kind and metadata.
 	MetadataOnly bool
+	// Table asks for the server's printed Table (AcceptTable), as kubectl
+	// get does; see DecodeList for how rows become items.
+	Table bool
 	// IdleTimeout, when positive, fails the list with ErrIdleTimeout after
 	// that long without a byte from the server, so a body that never ends
 	// cannot hang the caller. Not sent to the server.
@@ -103,6 +106,10 @@ type WatchOptions struct {
 	SendInitialEvents    bool
 	ResourceVersionMatch string
 	MetadataOnly         bool
+	// Table asks for the server's printed Table (AcceptTable): each event's
+	// object is then a one-row Table, the first carrying the column
+	// definitions.
+	Table bool
 	// IdleTimeout, when positive, ends the stream with ErrIdleTimeout after
 	// that long without a byte from the server (see Watch). Not sent to the server.
 	IdleTimeout time.Duration

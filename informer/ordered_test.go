@@ -1,0 +1,185 @@
+package informer
+
+import (
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kwatch/kwatch/internal/sim"
+	"github.com/kwatch/kwatch/internal/testutil"
+)
+
+func drainOrdered(q *orderedQueue[*obj]) {
+	for {
+		p, fromOver, ok := q.pop()
+		if !ok {
+			return
+		}
+		deliver(q.h, p, q.log, &q.panics)
+		q.delivered(fromOver)
+	}
+}
+
+func TestOrderedQueueDeliversEveryChange(t *testing.T) {
+	o := func(name, rv string) *obj { return &obj{name, rv} }
+	tests := []struct {
+		name string
+		ops  func(q *orderedQueue[*obj])
+		want []string
+	}{
+		{"add, updates and delete each get a call", func(q *orderedQueue[*obj]) {
+			q.add("a", o("a", "1"), false)
+			q.update("a", o("a", "1"), o("a", "2"))
+			q.update("a", o("a", "2"), o("a", "3"))
+			q.remove("a", o("a", "3"), o("a", "4"), false)
+		}, []string{"add a@1 initial=false", "update a@1->2", "update a@2->3", "delete a@4 unknown=false"}},
+		{"an add and its delete are both delivered", func(q *orderedQueue[*obj]) {
+			q.add("a", o("a", "1"), false)
+			q.remove("a", o("a", "1"), o("a", "2"), false)
+		}, []string{"add a@1 initial=false", "delete a@2 unknown=false"}},
+		{"keys interleave in arrival order", func(q *orderedQueue[*obj]) {
+			q.add("a", o("a", "1"), true)
+			q.add("b", o("b", "2"), true)
+			q.update("a", o("a", "1"), o("a", "3"))
+			q.remove("b", o("b", "2"), o("b", "2"), true)
+		}, []string{"add a@1 initial=true", "add b@2 initial=true", "update a@1->3", "delete b@2 unknown=true"}},
+		{"resync is one more call", func(q *orderedQueue[*obj]) {
+			q.update("a", o("a", "1"), o("a", "2"))
+			q.resyncObj("a", o("a", "2"))
+		}, []string{"update a@1->2", "update a@2->2"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &recorder{}
+			q := newOrderedQueue[*obj](rec, true, 0, slog.Default())
+			tt.ops(q)
+			drainOrdered(q)
+			require.Equal(t, tt.want, rec.calls)
+			require.Zero(t, q.counts().merged, "merged")
+		})
+	}
+}
+
+// TestOrderedQueueOverflowCoalesces fills a queue of 3 and goes on: the
+// first 3 changes come in order, the rest coalesce per key (counted in
+// merged), and once caught up the queue is ordered again.
+func TestOrderedQueueOverflowCoalesces(t *testing.T) {
+	o := func(name string, rv int) *obj { return &obj{name, strconv.Itoa(rv)} }
+	rec := &recorder{}
+	q := newOrderedQueue[*obj](rec, false, 3, slog.Default())
+	q.add("a", o("a", 1), false)
+	q.add("b", o("b", 2), false)
+	q.update("a", o("a", 1), o("a", 3))
+	// Full: these 5 changes become 2 calls.
+	q.update("a", o("a", 3), o("a", 4))
+	q.update("b", o("b", 2), o("b", 5))
+	q.update("a", o("a", 4), o("a", 6))
+	q.add("c", o("c", 7), false)
+	q.remove("c", o("c", 7), o("c", 8), false)
+	require.EqualValues(t, 3+2, q.counts().backlog, "3 in order, 2 keys coalesced")
+	q.mu.Lock()
+	require.Len(t, q.buf[q.head:], 3, "the buffer holds its limit")
+	q.mu.Unlock()
+	drainOrdered(q)
+	require.Equal(t, []string{"add a@1 initial=false", "add b@2 initial=false", "update a@1->3",
+		"update a@3->6", "update b@2->5"}, rec.calls)
+	require.EqualValues(t, 3, q.counts().merged, "a@4 folded into a@6; c added and deleted")
+
+	rec.calls = nil
+	q.update("a", o("a", 6), o("a", 9))
+	q.update("a", o("a", 9), o("a", 10))
+	drainOrdered(q)
+	require.Equal(t, []string{"update a@6->9", "update a@9->10"}, rec.calls, "ordered again after catching up")
+	require.EqualValues(t, 3, q.counts().merged)
+}
+
+func TestOrderedQueueSync(t *testing.T) {
+	rec := &recorder{}
+	q := newOrderedQueue[*obj](rec, false, 2, slog.Default())
+	q.add("a", &obj{"a", "1"}, true)
+	q.add("b", &obj{"b", "1"}, true)
+	q.add("c", &obj{"c", "1"}, true) // overflow
+	q.markSynced()
+	q.add("d", &obj{"d", "2"}, false)
+	require.False(t, q.hasSynced())
+	for range 3 {
+		p, fromOver, ok := q.pop()
+		require.True(t, ok)
+		require.False(t, q.hasSynced(), "synced before %s was delivered", p.key)
+		deliver(q.h, p, q.log, &q.panics)
+		q.delivered(fromOver)
+	}
+	require.True(t, q.hasSynced(), "every initial object delivered; d is live")
+}
+
+// orderedRecorder records every call, and can be held blocked: a printer
+// behind a paused terminal.
+type orderedRecorder struct {
+	recorderT
+	gate chan struct{} // each call waits for it to be closed; nil never waits
+}
+
+func (r *orderedRecorder) wait() {
+	if r.gate != nil {
+		<-r.gate
+	}
+}
+func (r *orderedRecorder) OnAdd(p *testPod, initial bool) { r.wait(); r.recorderT.OnAdd(p, initial) }
+func (r *orderedRecorder) OnUpdate(old, p *testPod)       { r.wait(); r.recorderT.OnUpdate(old, p) }
+func (r *orderedRecorder) OnDelete(p *testPod, u bool)    { r.wait(); r.recorderT.OnDelete(p, u) }
+
+// TestOrderedHandlerGetsEveryEvent runs an informer against the simulator
+// under synctest: one Ordered handler is held blocked while pods are
+// created, changed (a deletionTimestamp set) and deleted, as a paused
+// terminal would hold the printer; once released it has every event in the
+// server's order, while a Coalesce handler held the same way gets fewer
+// calls and counts the difference in Merged.
+func TestOrderedHandlerGetsEveryEvent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := &testutil.MemNet{}
+		m := startMemSim(t, n, "api:80", sim.Options{})
+		inf, err := New(memOptions(t, n, "api:80"))
+		require.NoError(t, err)
+		gate := make(chan struct{})
+		release := sync.OnceFunc(func() { close(gate) })
+		defer release() // a failed check must not leave the handlers blocked
+		ordered := &orderedRecorder{gate: gate}
+		oreg, err := inf.AddHandler(ordered, HandlerOptions{Delivery: Ordered})
+		require.NoError(t, err)
+		coalesced := &orderedRecorder{gate: gate}
+		creg, err := inf.AddHandler(coalesced, HandlerOptions{})
+		require.NoError(t, err)
+		start(t, inf)
+		require.True(t, inf.WaitForSync(t.Context()))
+
+		var want []string
+		for i := range 20 {
+			name := fmt.Sprintf("p-%d", i)
+			rv, err := m.Server.PutPod(sim.Pod{Namespace: "ns", Name: name})
+			require.NoError(t, err)
+			want = append(want, fmt.Sprintf("add ns/%s@%d", name, rv))
+			prev := rv
+			rv, err = m.Server.PutPod(sim.Pod{Namespace: "ns", Name: name, Restarts: 1})
+			require.NoError(t, err)
+			want = append(want, fmt.Sprintf("update ns/%s@%d->%d", name, prev, rv))
+			drv, err := m.Server.Delete("pods", "ns", name)
+			require.NoError(t, err)
+			want = append(want, fmt.Sprintf("delete ns/%s@%d", name, drv))
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.Equal(t, len(want)-1, oreg.Backlog(), "every event but the one in delivery waits in the ordered queue")
+		release()
+		synctest.Wait()
+		require.Equal(t, want, ordered.get(), "every event, in the server's order")
+		require.Zero(t, oreg.Merged())
+		require.Less(t, len(coalesced.get()), len(want), "the coalescing handler got fewer calls")
+		require.EqualValues(t, len(want)-len(coalesced.get()), creg.Merged(), "and counted the rest")
+	})
+}
