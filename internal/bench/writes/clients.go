@@ -151,9 +151,6 @@ const (
 // Kinds are every kind.
 var Kinds = []Kind{ConfigMap, Pod}
 
-var configMaps = kube.Resource{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true,
-	Verbs: []string{"create", "delete", "get", "list", "patch", "update", "watch"}}
-
 // NewCase is verb on kind through row's connection. Setup and Teardown
 // go through admin's (a kwatch-json connection of its own), so that only
 // the timed requests depend on the row.
@@ -169,7 +166,7 @@ func NewCase(row, admin *Conn, verb Verb, kind Kind) (Case, error) {
 
 func configMapOps(c *Conn) ops[*corev1.ConfigMap] {
 	if c.Row.KWatch {
-		return kwatchOps[*corev1.ConfigMap]{client.For[*corev1.ConfigMap](c.kc, configMaps, client.Options{Protobuf: c.Row.Proto})}
+		return kwatchOps[*corev1.ConfigMap]{client.For[*corev1.ConfigMap](c.kc, kube.ConfigMaps, client.Options{Protobuf: c.Row.Proto})}
 	}
 	return clientGoOps[*corev1.ConfigMap]{c.cs.CoreV1().ConfigMaps(Namespace)}
 }

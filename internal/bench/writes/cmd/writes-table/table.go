@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The rows, verbs and kinds of BenchmarkWrites, in its order.
+var (
+	rows  = []string{"kwatch-json", "client-go-json", "kwatch-proto", "client-go-proto"}
+	verbs = []string{"create", "get", "update", "patch", "delete"}
+	kinds = []string{"ConfigMap", "Pod"}
+)
+
+// key names one leaf benchmark.
+type key struct{ verb, kind, row string }
+
+// samples are the runs of one leaf benchmark, one value per run and unit.
+type samples map[string][]float64 // unit ("req/s", "allocs/op", "B/op", "ns/op") -> values
+
+// results are a parsed benchmark output.
+type results struct {
+	env  []string // goos, goarch, pkg, cpu lines
+	runs map[key]samples
+	raw  []string // the benchmark lines, as printed
+}
+
+// benchLine is "BenchmarkWrites/<verb>/<kind>/<row>[-procs] N v unit v unit...".
+var benchLine = regexp.MustCompile(`^BenchmarkWrites/([^/\s]+)/([^/\s]+)/(\S+?)(?:-\d+)?\s+(\d+)\s+(.*)$`)
+
+// parse reads go test -bench output. A FAIL or panic line anywhere is an
+// error: the runs of a failed benchmark would be missing or partial.
+func parse(out []byte) (*results, error) {
+	res := &results{runs: map[key]samples{}}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "FAIL"), strings.HasPrefix(line, "--- FAIL"), strings.HasPrefix(line, "panic:"):
+			return nil, fmt.Errorf("line %d: the benchmarks failed: %s", n, line)
+		case strings.HasPrefix(line, "goos:"), strings.HasPrefix(line, "goarch:"), strings.HasPrefix(line, "cpu:"):
+			res.env = append(res.env, line)
+		}
+		m := benchLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		k := key{verb: m[1], kind: m[2], row: m[3]}
+		f := strings.Fields(m[5])
+		if len(f)%2 != 0 {
+			return nil, fmt.Errorf("line %d: values and units do not pair up: %s", n, line)
+		}
+		s := res.runs[k]
+		if s == nil {
+			s = samples{}
+			res.runs[k] = s
+		}
+		for i := 0; i < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: value %q: %w", n, f[i], err)
+			}
+			s[f[i+1]] = append(s[f[i+1]], v)
+		}
+		res.raw = append(res.raw, line)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(res.runs) == 0 {
+		return nil, errors.New("no BenchmarkWrites result in the output")
+	}
+	return res, nil
+}
+
+// median is the middle value (the mean of the two middle ones for an even
+// count); ok is false for no values.
+func median(v []float64) (m float64, ok bool) {
+	if len(v) == 0 {
+		return 0, false
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2], true
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2, true
+}
+
+// spread is (max-min)/median, the runs' range relative to their median.
+func spread(v []float64) (float64, bool) {
+	m, ok := median(v)
+	if !ok || m == 0 {
+		return 0, false
+	}
+	return (slices.Max(v) - slices.Min(v)) / m, true
+}
+
+func (r *results) median(k key, unit string) (float64, bool) { return median(r.runs[k][unit]) }
+
+// ratio is the median of a over the median of b, "n/a" when either is
+// missing.
+func (r *results) ratio(a, b key, unit string) string {
+	x, okx := r.median(a, unit)
+	y, oky := r.median(b, unit)
+	if !okx || !oky || y == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f", x/y)
+}
+
+// header is what the table says about the run.
+type header struct {
+	command, commit string
+	date            time.Time
+}
+
+// render writes the ratios, the medians and the raw output as Markdown.
+func render(r *results, h header) string {
+	var b strings.Builder
+	b.WriteString("# Writes: kwatch's client beside client-go's typed clientset\n\n")
+	fmt.Fprintf(&b, "`%s`, %s", h.command, h.date.Format("2006-01-02 15:04 MST"))
+	if h.commit != "" {
+		fmt.Fprintf(&b, ", commit %s", h.commit)
+	}
+	fmt.Fprintf(&b, ", %d runs of each benchmark", r.maxRuns())
+	if len(r.env) > 0 {
+		fmt.Fprintf(&b, " (%s)", strings.Join(r.env, ", "))
+	}
+	b.WriteString(". One request per iteration; medians of the runs; the server is another process, so allocations are the client's.\n\n")
+	b.WriteString("## Ratios kwatch / client-go\n\n")
+	b.WriteString("req/s above 1: kwatch sends more requests per second; allocs/op and B/op below 1: kwatch allocates less. ")
+	b.WriteString("The last three columns compare kwatch-proto with kwatch-json.\n\n")
+	b.WriteString("| verb | kind | req/s json | req/s proto | allocs/op json | allocs/op proto | B/op json | B/op proto | kwatch proto/json req/s | allocs/op | B/op |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, verb := range verbs {
+		for _, kind := range kinds {
+			kj, cj := key{verb, kind, "kwatch-json"}, key{verb, kind, "client-go-json"}
+			kp, cp := key{verb, kind, "kwatch-proto"}, key{verb, kind, "client-go-proto"}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", verb, kind,
+				r.ratio(kj, cj, "req/s"), r.ratio(kp, cp, "req/s"),
+				r.ratio(kj, cj, "allocs/op"), r.ratio(kp, cp, "allocs/op"),
+				r.ratio(kj, cj, "B/op"), r.ratio(kp, cp, "B/op"),
+				r.ratio(kp, kj, "req/s"), r.ratio(kp, kj, "allocs/op"), r.ratio(kp, kj, "B/op"))
+		}
+	}
+	b.WriteString("\n## Medians\n\n")
+	b.WriteString("spread is the runs' range (max − min) over their median, for req/s. n/a: no run (skipped or not run).\n\n")
+	b.WriteString("| verb | kind | row | req/s | spread | allocs/op | B/op |\n")
+	b.WriteString("|---|---|---|---|---|---|---|\n")
+	for _, verb := range verbs {
+		for _, kind := range kinds {
+			for _, row := range rows {
+				k := key{verb, kind, row}
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", verb, kind, row,
+					r.cell(k, "req/s", "%.0f"), r.spreadCell(k), r.cell(k, "allocs/op", "%.0f"), r.cell(k, "B/op", "%.0f"))
+			}
+		}
+	}
+	b.WriteString("\n## Raw output\n\n```\n")
+	for _, l := range r.env {
+		b.WriteString(l + "\n")
+	}
+	for _, l := range r.raw {
+		b.WriteString(l + "\n")
+	}
+	b.WriteString("```\n")
+	return b.String()
+}
+
+func (r *results) cell(k key, unit, format string) string {
+	m, ok := r.median(k, unit)
+	if !ok {
+		return "n/a"
+	}
+	return fmt.Sprintf(format, m)
+}
+
+func (r *results) spreadCell(k key) string {
+	s, ok := spread(r.runs[k]["req/s"])
+	if !ok {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f%%", 100*s)
+}
+
+// maxRuns is the largest number of runs of one benchmark.
+func (r *results) maxRuns() int {
+	n := 0
+	for _, s := range r.runs {
+		n = max(n, len(s["ns/op"]))
+	}
+	return n
+}
