@@ -64,7 +64,7 @@ func (s *Server) Delete(resource, namespace, name string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	tomb, serr := s.deleteObject(r, namespace, name, "", "")
+	tomb, serr := s.deleteObject(r, namespace, name, deleteOptions{})
 	if serr != nil {
 		return 0, serr
 	}
@@ -159,10 +159,16 @@ type patchOp struct {
 	patch     []byte
 	mediaType string
 	part      writePart // what the patch may change; partWhole for in-process patches
+	owner     *fieldOwner // who makes a client's patch; nil in process
+	dryRun    bool
 }
 
 func (s *Server) patch(op patchOp) (*object, *StatusError) {
 	r, ns, name, patch, mediaType := op.r, op.ns, op.name, op.patch, op.mediaType
+	rules, builtin := rulesFor(r)
+	if !builtin {
+		rules = nil
+	}
 	var clientRV string
 	if mediaType != mediaJSONPatch {
 		var pm map[string]any
@@ -179,15 +185,21 @@ func (s *Server) patch(op patchOp) (*object, *StatusError) {
 		if err := json.Unmarshal(cur.raw, &m); err != nil {
 			return nil, newStatus(500, "InternalError", "stored object does not decode: "+err.Error(), nil)
 		}
-		patched, err := applyPatch(m, patch, mediaType)
-		if err != nil {
-			return nil, errBadRequest(err.Error())
+		patched, serr := applyPatch(m, patch, mediaType, rules)
+		if serr != nil {
+			return nil, serr
 		}
 		precond := strconv.FormatUint(cur.rv, 10)
 		if clientRV != "" {
 			precond = clientRV
 		}
-		o, _, serr := s.write(writeOp{r: r, ns: ns, name: name, m: patched, update: true, precondRV: precond, part: op.part})
+		var owner *fieldOwner
+		if op.owner != nil {
+			w := *op.owner // each attempt starts from the request's owner
+			owner = &w
+		}
+		o, _, serr := s.write(writeOp{r: r, ns: ns, name: name, m: patched, update: true, precondRV: precond,
+			part: op.part, owner: owner, dryRun: op.dryRun})
 		if serr != nil && serr.Status.Reason == "Conflict" && clientRV == "" {
 			continue
 		}

@@ -26,6 +26,8 @@ type apiResource struct {
 	Name         string   `json:"name"`
 	SingularName string   `json:"singularName"`
 	Namespaced   bool     `json:"namespaced"`
+	Group        string   `json:"group,omitempty"`
+	Version      string   `json:"version,omitempty"`
 	Kind         string   `json:"kind"`
 	Verbs        []string `json:"verbs"`
 	ShortNames   []string `json:"shortNames,omitempty"`
@@ -209,6 +211,10 @@ func resourceList(group, version string, versions [][]*resource) *apiResourceLis
 			l.Resources = append(l.Resources, apiResource{Name: ri.Resource, SingularName: ri.Singular,
 				Namespaced: ri.Namespaced, Kind: ri.Kind, Verbs: resourceVerbs, ShortNames: ri.ShortNames,
 				Categories: ri.Categories})
+			if scalable(r) {
+				l.Resources = append(l.Resources, apiResource{Name: ri.Resource + "/scale", Namespaced: ri.Namespaced,
+					Group: "autoscaling", Version: "v1", Kind: "Scale", Verbs: statusVerbs})
+			}
 			if ri.StatusSubresource {
 				l.Resources = append(l.Resources, apiResource{Name: ri.Resource + "/status",
 					Namespaced: ri.Namespaced, Kind: ri.Kind, Verbs: statusVerbs})
@@ -238,9 +244,13 @@ func aggregated(core bool, names []string, byGroup map[string][][]*resource) dis
 				dr := discoveryResource{Resource: ri.Resource,
 					ResponseKind: discoveryKind{Kind: ri.Kind}, Scope: scope, SingularResource: ri.Singular,
 					Verbs: resourceVerbs, ShortNames: ri.ShortNames, Categories: ri.Categories}
+				if scalable(r) {
+					dr.Subresources = append(dr.Subresources, discoverySub{Subresource: "scale",
+						ResponseKind: discoveryKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}, Verbs: statusVerbs})
+				}
 				if ri.StatusSubresource {
-					dr.Subresources = []discoverySub{{Subresource: "status", ResponseKind: discoveryKind{Kind: ri.Kind},
-						Verbs: statusVerbs}}
+					dr.Subresources = append(dr.Subresources, discoverySub{Subresource: "status", ResponseKind: discoveryKind{Kind: ri.Kind},
+						Verbs: statusVerbs})
 				}
 				dv.Resources = append(dv.Resources, dr)
 			}

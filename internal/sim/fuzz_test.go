@@ -102,13 +102,16 @@ func FuzzApplyPatch(f *testing.F) {
 	f.Add([]byte(`[{"op":"add","path":"/spec/containers/0","value":{}},{"op":"remove","path":"/metadata/labels/a"}]`), uint8(2))
 	f.Add([]byte(`[{"op":"test","path":"/","value":1}]`), uint8(2))
 	f.Add([]byte(`null`), uint8(0))
+	f.Add([]byte(`{"spec":{"containers":[{"name":"c","$patch":"delete"},{"name":"d","image":"i"}],"$setElementOrder/containers":[{"name":"d"}]}}`), uint8(1))
+	f.Add([]byte(`{"metadata":{"$deleteFromPrimitiveList/finalizers":["a"],"finalizers":["b"]},"spec":{"$retainKeys":["containers"]}}`), uint8(1))
+	f.Add([]byte(`[{"op":"move","from":"/metadata/labels","path":"/spec/labels"},{"op":"copy","from":"/spec","path":"/x"}]`), uint8(2))
 	types := []string{mediaMergePatch, mediaStrategicPatch, mediaJSONPatch}
 	f.Fuzz(func(t *testing.T, patch []byte, kind uint8) {
 		var target map[string]any
 		if err := json.Unmarshal([]byte(`{"metadata":{"name":"p","labels":{"a":"b"}},"spec":{"containers":[{"name":"c"}]}}`), &target); err != nil {
 			t.Fatal(err)
 		}
-		out, err := applyPatch(target, patch, types[int(kind)%len(types)])
+		out, err := applyPatch(target, patch, types[int(kind)%len(types)], builtinRules["pods"])
 		if err == nil && out == nil {
 			t.Fatalf("patch %q gave no object and no error", patch)
 		}

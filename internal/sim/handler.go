@@ -114,15 +114,21 @@ func (t *target) part() writePart {
 	return partMain
 }
 
-// validSub reports whether the subresource exists: none, or status where the
-// resource has one. A watch of a subresource is not served.
+// validSub reports whether the subresource exists: none, status where the
+// resource has one, scale where it has one (scale.go). A watch of a subresource
+// is not served.
 func (t *target) validSub() bool {
-	return t.sub == "" || (t.sub == "status" && t.r.info.StatusSubresource && !t.watchPx)
+	return t.sub == "" || (t.sub == "status" && t.r.info.StatusSubresource && !t.watchPx) ||
+		(t.sub == "scale" && scalable(t.r) && !t.watchPx)
 }
 
 func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, t target) {
 	q := r.URL.Query()
 	isWatch := t.watchPx || q.Get("watch") == "1" || q.Get("watch") == "true"
+	if t.sub == "scale" && !isWatch {
+		s.serveScale(w, r, t)
+		return
+	}
 	switch r.Method {
 	case http.MethodGet:
 		switch {
@@ -228,157 +234,4 @@ func (s *Server) decodeRequest(r *http.Request, res *resource) (map[string]any, 
 		}
 	}
 	return decodeObject(res, body)
-}
-
-func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, t target) {
-	if t.name != "" || (t.r.info.Namespaced && t.ns == "") {
-		writeStatus(w, errMethodNotAllowed())
-		return
-	}
-	if s.applyRequestFaults(w, r, t.r, verbCreate) {
-		return
-	}
-	m, serr := s.decodeRequest(r, t.r)
-	if serr == nil {
-		if ns := metaString(m, "namespace"); ns != "" && ns != t.ns && t.r.info.Namespaced {
-			serr = errBadRequest("the namespace of the provided object does not match the namespace sent on the request")
-		}
-	}
-	var name string
-	if serr == nil {
-		name, serr = s.nameFor(t.r, m)
-	}
-	if serr == nil {
-		serr = prepareCreate(t.r, name, m)
-	}
-	if serr != nil {
-		writeStatus(w, serr)
-		return
-	}
-	o, _, serr := s.write(writeOp{r: t.r, ns: t.ns, name: name, m: m, create: true,
-		dryRun: r.URL.Query().Get("dryRun") == "All"})
-	if serr != nil {
-		writeStatus(w, serr)
-		return
-	}
-	s.writeObject(w, r, http.StatusCreated, o, modeObject)
-}
-
-func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, t target) {
-	if t.name == "" {
-		writeStatus(w, errMethodNotAllowed())
-		return
-	}
-	if s.applyRequestFaults(w, r, t.r, verbUpdate) {
-		return
-	}
-	m, serr := s.decodeRequest(r, t.r)
-	if serr == nil {
-		if n := metaString(m, "name"); n != "" && n != t.name {
-			serr = errBadRequest("the name of the object (" + n + ") does not match the name on the URL (" + t.name + ")")
-		}
-	}
-	if serr != nil {
-		writeStatus(w, serr)
-		return
-	}
-	o, _, serr := s.write(writeOp{r: t.r, ns: t.ns, name: t.name, m: m, update: true, part: t.part(),
-		precondRV: metaString(m, "resourceVersion"), dryRun: r.URL.Query().Get("dryRun") == "All"})
-	if serr != nil {
-		writeStatus(w, serr)
-		return
-	}
-	s.writeObject(w, r, http.StatusOK, o, modeObject)
-}
-
-func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, t target) {
-	if t.name == "" {
-		writeStatus(w, errMethodNotAllowed())
-		return
-	}
-	if s.applyRequestFaults(w, r, t.r, verbPatch) {
-		return
-	}
-	ct := r.Header.Get("Content-Type")
-	mt, _, _ := mime.ParseMediaType(ct)
-	if mt != mediaMergePatch && mt != mediaStrategicPatch && mt != mediaJSONPatch {
-		writeStatus(w, errUnsupportedMedia(ct))
-		return
-	}
-	body, serr := s.readBody(r)
-	if serr != nil {
-		writeStatus(w, serr)
-		return
-	}
-	o, serr := s.patch(patchOp{r: t.r, ns: t.ns, name: t.name, patch: body, mediaType: mt, part: t.part()})
-	if serr != nil {
-		writeStatus(w, serr)
-		return
-	}
-	s.writeObject(w, r, http.StatusOK, o, modeObject)
-}
-
-func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, t target) {
-	if t.sub != "" || (t.name == "" && t.r.info.Namespaced && t.ns == "") {
-		writeStatus(w, errMethodNotAllowed())
-		return
-	}
-	if t.name == "" {
-		s.serveDeleteCollection(w, r, t)
-		return
-	}
-	if s.applyRequestFaults(w, r, t.r, verbDelete) {
-		return
-	}
-	body, serr := s.readBody(r)
-	if serr != nil {
-		writeStatus(w, serr)
-		return
-	}
-	var opts struct {
-		Preconditions struct {
-			UID             string `json:"uid"`
-			ResourceVersion string `json:"resourceVersion"`
-		} `json:"preconditions"`
-	}
-	if len(strings.TrimSpace(string(body))) > 0 {
-		if err := json.Unmarshal(body, &opts); err != nil {
-			writeStatus(w, errBadRequest("the body of the request could not be decoded as DeleteOptions: "+err.Error()))
-			return
-		}
-	}
-	tomb, serr := s.deleteObject(t.r, t.ns, t.name, opts.Preconditions.UID, opts.Preconditions.ResourceVersion)
-	if serr != nil {
-		writeStatus(w, serr)
-		return
-	}
-	s.writeObject(w, r, http.StatusOK, tomb, modeObject)
-}
-
-// serveDeleteCollection deletes every object of the collection that matches the
-// selectors, one event each, and returns them as a list (as the real server does).
-func (s *Server) serveDeleteCollection(w http.ResponseWriter, r *http.Request, t target) {
-	if s.applyRequestFaults(w, r, t.r, verbDelete) {
-		return
-	}
-	q := r.URL.Query()
-	f, serr := parseFilter(t.r, t.ns, q.Get("labelSelector"), q.Get("fieldSelector"))
-	if serr != nil {
-		writeStatus(w, serr)
-		return
-	}
-	lq := listQuery{filter: f}
-	res, serr := s.list(t, &lq)
-	if serr != nil {
-		writeStatus(w, serr)
-		return
-	}
-	deleted := make([]*object, 0, len(res.items))
-	for _, o := range res.items {
-		if tomb, err := s.deleteObject(t.r, o.namespace, o.name, "", ""); err == nil {
-			deleted = append(deleted, tomb)
-		}
-	}
-	res.items, res.next, res.rv = deleted, "", s.ResourceVersion()
-	s.writeList(w, r, t, &listQuery{mode: modeObject}, res)
 }

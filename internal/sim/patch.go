@@ -1,7 +1,9 @@
 package sim
 
 import (
+	stdjson "encoding/json"
 	"fmt"
+	"net/http"
 	"reflect"
 	"strconv"
 	"strings"
@@ -12,46 +14,82 @@ const (
 	mediaMergePatch     = "application/merge-patch+json"
 	mediaStrategicPatch = "application/strategic-merge-patch+json"
 	mediaJSONPatch      = "application/json-patch+json"
+	mediaApplyPatch     = "application/apply-patch+yaml"
 )
 
-// applyPatch applies a patch document of the given media type to a decoded object.
-// Strategic merge patches are applied as JSON merge patches after dropping their
-// "$"-directives: maps merge, lists are replaced (the simulator knows no merge keys).
-func applyPatch(target map[string]any, patch []byte, mediaType string) (map[string]any, error) {
+// errUnsupportedPatch is the 415 of a patch type the resource does not take: the
+// real server words it one way for built-in kinds and another for custom
+// resources (which take no strategic merge patch).
+func errUnsupportedPatch(builtin bool) *StatusError {
+	if builtin {
+		return newStatus(http.StatusUnsupportedMediaType, "UnsupportedMediaType", "415: Unsupported Media Type", &StatusDetails{})
+	}
+	return newStatus(http.StatusUnsupportedMediaType, "UnsupportedMediaType",
+		"the body of the request was in an unknown format - accepted media types include: "+
+			mediaJSONPatch+", "+mediaMergePatch+", "+mediaApplyPatch, nil)
+}
+
+// applyPatch applies a patch document of the given media type to a decoded object
+// of a kind with the given rules (strategic.go; nil for a custom resource, which
+// has no strategic merge patch). Failures are worded as the real server words them.
+func applyPatch(target map[string]any, patch []byte, mediaType string, rules kindRules) (map[string]any, *StatusError) {
+	if !stdjson.Valid(patch) {
+		return nil, errBadRequest("invalid JSON patch")
+	}
 	switch mediaType {
 	case mediaMergePatch, mediaStrategicPatch:
-		var p any
-		if err := json.Unmarshal(patch, &p); err != nil {
-			return nil, fmt.Errorf("invalid merge patch: %w", err)
+		var pm map[string]any
+		if err := stdjson.Unmarshal(patch, &pm); err != nil {
+			msg := err.Error()
+			if mediaType == mediaMergePatch {
+				msg = "error decoding patch: " + msg
+			}
+			return nil, errBadRequest(msg)
 		}
-		pm, ok := p.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("invalid merge patch: the document must be a JSON object")
+		if err := json.Unmarshal(patch, &pm); err != nil { // again, keeping numbers as written
+			return nil, errBadRequest(err.Error())
 		}
-		if mediaType == mediaStrategicPatch {
-			stripDirectives(pm)
+		if mediaType == mediaMergePatch {
+			out, _ := mergePatch(target, pm).(map[string]any)
+			return out, nil
 		}
-		out, _ := mergePatch(target, pm).(map[string]any)
+		if rules == nil {
+			return nil, errUnsupportedPatch(false)
+		}
+		out, err := strategicMerge(rules, target, pm)
+		if err != nil {
+			return nil, asPatchError(err)
+		}
 		return out, nil
 	case mediaJSONPatch:
 		var ops []jsonPatchOp
+		if err := stdjson.Unmarshal(patch, &ops); err != nil {
+			return nil, errBadRequest("error decoding patch: " + strings.ReplaceAll(err.Error(), "sim.jsonPatchOp", "handlers.jsonPatchOp"))
+		}
 		if err := json.Unmarshal(patch, &ops); err != nil {
-			return nil, fmt.Errorf("invalid JSON patch: %w", err)
+			return nil, errBadRequest(err.Error())
 		}
 		var doc any = target
-		for i, op := range ops {
+		for _, op := range ops {
 			var err error
 			if doc, err = op.apply(doc); err != nil {
-				return nil, fmt.Errorf("JSON patch operation %d (%s %s): %w", i, op.Op, op.Path, err)
+				return nil, errJSONPatch()
 			}
 		}
 		out, ok := doc.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("JSON patch must leave an object")
+			return nil, errJSONPatch()
 		}
 		return out, nil
 	}
-	return nil, fmt.Errorf("unsupported patch type %q", mediaType)
+	return nil, errUnsupportedPatch(rules != nil)
+}
+
+// errJSONPatch is the real server's answer to a JSON patch that does not apply
+// (a failed test, a missing path): 422 without the reason.
+func errJSONPatch() *StatusError {
+	return newStatus(http.StatusUnprocessableEntity, "Invalid", "the server rejected our request due to an error in our request",
+		&StatusDetails{})
 }
 
 // mergePatch implements RFC 7386: null deletes, objects merge, anything else replaces.
@@ -74,32 +112,37 @@ func mergePatch(target, patch any) any {
 	return tm
 }
 
-func stripDirectives(m map[string]any) {
-	for k, v := range m {
-		if strings.HasPrefix(k, "$") {
-			delete(m, k)
-			continue
-		}
-		if sub, ok := v.(map[string]any); ok {
-			stripDirectives(sub)
-		}
-	}
-}
-
-// jsonPatchOp is one RFC 6902 operation (add, remove, replace, test).
+// jsonPatchOp is one RFC 6902 operation (add, remove, replace, test, move, copy).
 type jsonPatchOp struct {
 	Op    string `json:"op"`
 	Path  string `json:"path"`
+	From  string `json:"from"`
 	Value any    `json:"value"`
 }
 
 func (op jsonPatchOp) apply(doc any) (any, error) {
-	if op.Path == "" || op.Path[0] != '/' {
-		return nil, fmt.Errorf("path must start with '/'")
+	switch op.Op {
+	case "move", "copy":
+		from, err := pointerParts(op.From)
+		if err != nil {
+			return nil, err
+		}
+		v, err := walkPointer(doc, from)
+		if err != nil {
+			return nil, err
+		}
+		if op.Op == "move" {
+			if doc, err = (jsonPatchOp{Op: "remove", Path: op.From}).apply(doc); err != nil {
+				return nil, err
+			}
+		} else {
+			v = normalizeJSON(v) // a copy, not an alias
+		}
+		return (jsonPatchOp{Op: "add", Path: op.Path, Value: v}).apply(doc)
 	}
-	parts := strings.Split(op.Path[1:], "/")
-	for i, p := range parts {
-		parts[i] = strings.ReplaceAll(strings.ReplaceAll(p, "~1", "/"), "~0", "~")
+	parts, err := pointerParts(op.Path)
+	if err != nil {
+		return nil, err
 	}
 	parent, err := walkPointer(doc, parts[:len(parts)-1])
 	if err != nil {
@@ -123,15 +166,24 @@ func (op jsonPatchOp) apply(doc any) (any, error) {
 	return nil, fmt.Errorf("path does not name a container")
 }
 
+// pointerParts splits a JSON pointer into its unescaped segments.
+func pointerParts(p string) ([]string, error) {
+	if p == "" || p[0] != '/' {
+		return nil, fmt.Errorf("path must start with '/'")
+	}
+	parts := strings.Split(p[1:], "/")
+	for i, s := range parts {
+		parts[i] = strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
+	}
+	return parts, nil
+}
+
 func (op jsonPatchOp) onMap(m map[string]any, key string) error {
 	cur, exists := m[key]
 	switch op.Op {
 	case "add":
 		m[key] = op.Value
-	case "replace":
-		if !exists {
-			return fmt.Errorf("missing value to replace")
-		}
+	case "replace": // the real server replaces a missing member too: it adds it
 		m[key] = op.Value
 	case "remove":
 		if !exists {

@@ -182,6 +182,9 @@ func defaultResources() []ResourceInfo {
 		{Group: "apps", Version: "v1", Resource: "replicasets", Kind: "ReplicaSet", Namespaced: true,
 			ShortNames: []string{"rs"}, Categories: []string{"all"}, StatusSubresource: true,
 			BookmarkBody: `"spec":{"selector":null,"template":{"metadata":{},"spec":{"containers":null}}},"status":{"replicas":0}`},
+		{Group: "apps", Version: "v1", Resource: "statefulsets", Kind: "StatefulSet", Namespaced: true,
+			ShortNames: []string{"sts"}, Categories: []string{"all"}, StatusSubresource: true,
+			BookmarkBody: `"spec":{"replicas":0,"selector":null,"template":{"metadata":{},"spec":{"containers":null}},"serviceName":"","updateStrategy":{}},"status":{"replicas":0,"availableReplicas":0}`},
 	}
 }
 

@@ -141,11 +141,6 @@ func errUnauthorized() *StatusError {
 	return newStatus(http.StatusUnauthorized, "Unauthorized", "Unauthorized", nil)
 }
 
-func errUnsupportedMedia(ct string) *StatusError {
-	return newStatus(http.StatusUnsupportedMediaType, "UnsupportedMediaType",
-		fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json (got %q)", ct), nil)
-}
-
 func errNotAcceptable() *StatusError {
 	return newStatus(http.StatusNotAcceptable, "NotAcceptable",
 		"only the following media types are accepted: application/json, application/yaml", nil)

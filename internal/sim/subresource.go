@@ -41,6 +41,8 @@ func prepareCreate(r *resource, name string, m map[string]any) *StatusError {
 		m["status"] = map[string]any{"loadBalancer": map[string]any{}}
 	case "replicasets.apps":
 		m["status"] = map[string]any{"replicas": 0}
+	case "statefulsets.apps":
+		m["status"] = map[string]any{"replicas": 0, "availableReplicas": 0}
 	case "deployments.apps":
 		m["status"] = map[string]any{}
 	default: // like a custom resource with a status subresource

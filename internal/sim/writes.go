@@ -32,6 +32,12 @@ type writeOp struct {
 	precondRV string
 	dryRun    bool
 	part      writePart // what the write may change; partWhole for in-process writes
+	// owner, for a client's write, is who makes it: the write records its
+	// managedFields (see managedfields.go) and is validated (validate.go). Nil for
+	// in-process writes, which keep the stored managedFields when m has none.
+	owner *fieldOwner
+	// tracked says m's managedFields are final already (a server-side apply).
+	tracked bool
 }
 
 // write validates and commits op, returning the stored object and whether it was created.
@@ -56,6 +62,11 @@ func (s *Server) writeLocked(op writeOp) (*object, bool, *StatusError) {
 	}
 	key := r.objKey(op.ns, op.name)
 	cur := r.objs[key]
+	if op.owner != nil && op.create {
+		if serr := validateObject(r, op.m, op.name, true); serr != nil {
+			return nil, false, serr
+		}
+	}
 	if serr := op.check(cur); serr != nil {
 		return nil, false, serr
 	}
@@ -67,6 +78,9 @@ func (s *Server) writeLocked(op writeOp) (*object, bool, *StatusError) {
 		return nil, false, serr
 	}
 	op.m = m
+	if serr := s.trackLocked(&op, cur); serr != nil {
+		return nil, false, serr
+	}
 	md, _ := op.m["metadata"].(map[string]any)
 	if md == nil {
 		md = map[string]any{}
@@ -187,9 +201,10 @@ func (s *Server) EnsureNamespace(ns string) error {
 	return nil
 }
 
-// deleteObject removes an object at once (no graceful deletion), honouring optional
-// uid and resourceVersion preconditions, and returns its final state.
-func (s *Server) deleteObject(r *resource, ns, name, precondUID, precondRV string) (*object, *StatusError) {
+// deleteObject removes an object at once (no graceful deletion), honouring the
+// uid and resourceVersion preconditions of o, and returns its final state. A dry
+// run returns the object as it is and changes nothing.
+func (s *Server) deleteObject(r *resource, ns, name string, o deleteOptions) (*object, *StatusError) {
 	st := s.store
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -197,14 +212,11 @@ func (s *Server) deleteObject(r *resource, ns, name, precondUID, precondRV strin
 	if cur == nil {
 		return nil, errNotFound(r, name)
 	}
-	if precondUID != "" && precondUID != cur.uid {
-		e := errConflict(r, name)
-		e.Status.Message = "Operation cannot be fulfilled on " + resourceName(r) + " " + strconv.Quote(name) +
-			": Precondition failed: UID in precondition: " + precondUID + ", UID in object meta: " + cur.uid
-		return nil, e
+	if serr := checkDeletePreconditions(r, cur, o); serr != nil {
+		return nil, serr
 	}
-	if precondRV != "" && precondRV != strconv.FormatUint(cur.rv, 10) {
-		return nil, errConflict(r, name)
+	if o.dryRun {
+		return cur, nil
 	}
 	tomb := st.deleteLocked(r, cur)
 	st.signalLocked()

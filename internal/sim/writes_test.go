@@ -50,13 +50,22 @@ func TestCreateGetUpdateDelete(t *testing.T) {
 	require.Equal(t, 200, code)
 	require.Equal(t, newRV, decodeMap(t, body)["metadata"].(map[string]any)["resourceVersion"])
 
+	// A configmap's delete answers a Status naming it, as the real server's does.
 	code, body = do(t, h, "DELETE", "/api/v1/namespaces/demo/configmaps/"+name, "", nil)
+	require.Equal(t, 200, code)
+	st = decodeMap(t, body)
+	require.Equal(t, "Success", st["status"], "%s", body)
+	require.Equal(t, map[string]any{"name": name, "kind": "configmaps", "uid": md["uid"]}, st["details"])
+	code, _ = do(t, h, "DELETE", "/api/v1/namespaces/demo/configmaps/"+name, "", nil)
+	require.Equal(t, 404, code)
+
+	// A pod's delete answers the pod at its deletion RV.
+	putPod(t, h, sim.Pod{Namespace: "demo", Name: "gone"})
+	code, body = do(t, h, "DELETE", "/api/v1/namespaces/demo/pods/gone", "", nil)
 	require.Equal(t, 200, code)
 	delRV, err := strconv.ParseUint(decodeMap(t, body)["metadata"].(map[string]any)["resourceVersion"].(string), 10, 64)
 	require.NoError(t, err)
 	require.Equal(t, h.Server.ResourceVersion(), delRV, "the deleted object carries the deletion RV")
-	code, _ = do(t, h, "DELETE", "/api/v1/namespaces/demo/configmaps/"+name, "", nil)
-	require.Equal(t, 404, code)
 
 	// deletecollection with a selector.
 	seedPods(t, h, "demo", 3)
@@ -92,8 +101,10 @@ func TestPatchTypes(t *testing.T) {
 			require.Equal(t, tc.wantLabels, got)
 		})
 	}
-	code, _ := do(t, h, "PATCH", "/api/v1/namespaces/demo/pods/p", "", []byte(`{}`), "Content-Type", "application/apply-patch+yaml")
+	code, _ := do(t, h, "PATCH", "/api/v1/namespaces/demo/pods/p", "", []byte(`{}`), "Content-Type", "text/plain")
 	require.Equal(t, 415, code)
+	code, _ = do(t, h, "PATCH", "/api/v1/namespaces/demo/pods/p", "", []byte(`{}`), "Content-Type", "application/apply-patch+yaml")
+	require.Equal(t, 422, code, "apply needs a fieldManager")
 	code, body := do(t, h, "PATCH", "/api/v1/namespaces/demo/pods/p", "", []byte(`{"metadata":{"resourceVersion":"1"}}`),
 		"Content-Type", "application/merge-patch+json")
 	require.Equal(t, 409, code, "a resourceVersion in a patch is a precondition: %s", body)
