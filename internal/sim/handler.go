@@ -175,6 +175,10 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, t target) {
 		writeStatus(w, serr)
 		return
 	}
+	if mode == modeTable {
+		s.writeTable(w, r, t.r, o)
+		return
+	}
 	s.writeObject(w, r, http.StatusOK, o, mode)
 }
 
@@ -184,10 +188,7 @@ func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, code int, o
 	switch mode {
 	case modeMeta:
 		b = appendPartial(nil, o)
-	case modeTable:
-		b = s.appendTable(nil, []*object{o}, tableOpts{rv: o.rvString(), include: r.URL.Query().Get("includeObject"),
-			remaining: -1, columns: true, pods: o.pod != nil})
-	default:
+	default: // a Table needs the resource's printer: serveGet uses writeTable
 		b = o.raw
 	}
 	w.Header().Set("Content-Type", contentType(mode, false))

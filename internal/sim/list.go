@@ -196,8 +196,8 @@ func (s *Server) writeList(w http.ResponseWriter, r *http.Request, t target, lq 
 	w.Header().Set("Cache-Control", "no-cache, private")
 	w.WriteHeader(http.StatusOK)
 	if lq.mode == modeTable {
-		fw.writeAll(s.appendTable(nil, res.items, tableOpts{rv: rvStr, include: r.URL.Query().Get("includeObject"),
-			cont: cont, remaining: res.remaining, columns: true, pods: t.r.info.key() == "pods"}))
+		fw.writeAll(s.appendTable(nil, t.r, res.items, tableOpts{rv: rvStr, include: r.URL.Query().Get("includeObject"),
+			cont: cont, remaining: res.remaining, columns: true}))
 		return
 	}
 	bw := bufio.NewWriterSize(fw, 32<<10)

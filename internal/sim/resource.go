@@ -39,6 +39,11 @@ type ResourceInfo struct {
 	// the stored status, and only writes to /status change it. False means status is
 	// an ordinary field and /status is 404.
 	StatusSubresource bool
+	// PrinterColumns are a custom resource's additionalPrinterColumns: its
+	// Table (as=Table) shows NAME, then these. Nil means the real server's
+	// default for a custom resource, AGE only. Built-in kinds print the real
+	// server's columns whatever this says (table.go).
+	PrinterColumns []PrinterColumn
 }
 
 // key returns the name the in-process API uses for the resource: "pods" for the core

@@ -80,8 +80,8 @@ func (ws *watchStream) send(typ evType, o *object) bool {
 	case modeMeta:
 		b = appendPartial(b, o)
 	case modeTable:
-		b = ws.s.appendTable(b, []*object{o}, tableOpts{rv: o.rvString(), include: ws.q.include,
-			remaining: -1, columns: !ws.table, pods: ws.t.r.info.key() == "pods"})
+		b = ws.s.appendTable(b, ws.t.r, []*object{o}, tableOpts{rv: o.rvString(), include: ws.q.include,
+			remaining: -1, columns: !ws.table})
 		ws.table = true
 	default:
 		b = append(b, o.raw...)
@@ -133,6 +133,13 @@ func (ws *watchStream) bookmark(rv uint64, initEnd bool) bool {
 		return false
 	}
 	b := append(ws.frame[:0], framePrefix[evTypeBookmark]...)
+	if ws.q.mode == modeTable { // a one-row Table, as every object of this watch
+		b = ws.s.appendBookmarkTable(b, ws.t.r, rv, initEnd, !ws.table)
+		ws.table = true
+		b = append(b, '}', '\n')
+		ws.frame = b
+		return ws.emit(b)
+	}
 	if ws.q.mode == modeMeta {
 		b = append(b, `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"`...)
 	} else {

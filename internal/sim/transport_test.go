@@ -157,7 +157,7 @@ func TestTableAndMetadataRepresentations(t *testing.T) {
 	require.Equal(t, "PartialObjectMetadata", last["object"].(map[string]any)["kind"])
 
 	_, body = do(t, h, "GET", "/api/v1/namespaces/demo/configmaps", acceptTable, nil)
-	require.Len(t, decodeMap(t, body)["columnDefinitions"], 2, "NAME and AGE for other kinds")
+	require.Len(t, decodeMap(t, body)["columnDefinitions"], 3, "NAME, DATA and AGE for configmaps (table_test.go compares every kind)")
 
 	_, body = do(t, h, "GET", "/api/v1/namespaces/demo/pods", acceptMetaList, nil)
 	got = decodeMap(t, body)
