@@ -34,10 +34,12 @@ const mediaProtobuf = "application/vnd.kubernetes.protobuf"
 // pbMagic starts every protobuf body.
 var pbMagic = []byte("k8s\x00")
 
-// pbJSONLimit bounds the JSON written for a message of n bytes. Protobuf is denser
-// than JSON (a field name costs one tag byte, and absent fields may still be written,
-// "resources":{}), so the JSON of real objects is a few times the message; 16 times
-// leaves room for that while a hostile body of empty messages cannot blow up.
+// pbJSONLimit bounds the JSON written for a message of n bytes (checked after each
+// field, so the last one may pass it). Protobuf is denser than JSON (a field name
+// costs one tag byte, and absent fields may still be written, "resources":{}): the
+// JSON of real objects is about 3 times the message, and 16 times leaves room for
+// that while a hostile body of empty messages, each written as a dozen zero fields,
+// is refused instead of growing the server.
 func pbJSONLimit(n int) int { return 16*n + 64<<10 }
 
 // pbEnvelope is a body's runtime.Unknown.

@@ -70,8 +70,8 @@ type pbSlot struct {
 	vals  []uint64 // the elements of a list of varints
 }
 
-// pbDecoder writes the JSON of one message read from buf. The zero value is not
-// usable; see decodePBObject.
+// pbDecoder writes the JSON of one message read from buf (see protobufToJSON). It
+// is used by one goroutine for one body.
 type pbDecoder struct {
 	buf   []byte
 	out   []byte
@@ -95,11 +95,7 @@ func (d *pbDecoder) object(m *pbMessage, spans []pbSpan) error {
 // field was written to it yet.
 func (d *pbDecoder) fields(m *pbMessage, spans []pbSpan, first *bool) error {
 	if d.depth++; d.depth > maxPBDepth {
-		at := 0
-		if len(spans) > 0 {
-			at = spans[0].start
-		}
-		return &pbError{msg: fmt.Sprintf("proto: messages nested deeper than %d", maxPBDepth), off: at}
+		return &pbError{msg: fmt.Sprintf("proto: messages nested deeper than %d", maxPBDepth), off: firstOffset(spans)}
 	}
 	defer func() { d.depth-- }()
 	base := len(d.slots)
@@ -119,13 +115,20 @@ func (d *pbDecoder) fields(m *pbMessage, spans []pbSpan, first *bool) error {
 			return inField(err, f.name)
 		}
 		if len(d.out) > d.limit {
-			return &pbError{msg: fmt.Sprintf("the object's JSON would exceed %d bytes", d.limit), off: spans0(spans)}
+			return d.errTooLarge(firstOffset(spans))
 		}
 	}
 	return nil
 }
 
-func spans0(spans []pbSpan) int {
+// errTooLarge says the JSON passed its bound (see pbJSONLimit) at byte off.
+func (d *pbDecoder) errTooLarge(off int) error {
+	return &pbError{msg: fmt.Sprintf("the object's JSON would exceed %d bytes (the simulator's bound: "+
+		"16 bytes for each byte of the message, plus 64 KiB)", d.limit), off: off}
+}
+
+// firstOffset is where the first of spans starts, for errors about them all.
+func firstOffset(spans []pbSpan) int {
 	if len(spans) == 0 {
 		return 0
 	}
@@ -161,7 +164,11 @@ func isVarint(k pbKind) bool { return k == pbBool || k == pbInt32 || k == pbInt6
 func (d *pbDecoder) scanField(r *pbReader, f *pbField, t pbTag, sl *pbSlot) error {
 	varint := isVarint(f.kind) && f.flags&pbMap == 0
 	packed := varint && f.flags&pbRepeated != 0 && t.wire == wireBytes
-	if want := map[bool]int{true: wireVarint, false: wireBytes}[varint]; t.wire != want && !packed {
+	want := wireBytes
+	if varint {
+		want = wireVarint
+	}
+	if t.wire != want && !packed {
 		return &pbError{msg: fmt.Sprintf("proto: wrong wireType = %d", t.wire), off: t.at}
 	}
 	sl.set = true
@@ -298,7 +305,7 @@ func (d *pbDecoder) list(f *pbField, sl *pbSlot) error {
 			return inField(err, "["+strconv.Itoa(i)+"]")
 		}
 		if len(d.out) > d.limit {
-			return &pbError{msg: fmt.Sprintf("the object's JSON would exceed %d bytes", d.limit), off: s.start}
+			return d.errTooLarge(s.start)
 		}
 	}
 	d.out = append(d.out, ']')
@@ -346,7 +353,7 @@ func (d *pbDecoder) mapValue(f *pbField, entries []pbSpan) error {
 			return inField(err, "["+strconv.Quote(e.key)+"]")
 		}
 		if len(d.out) > d.limit {
-			return &pbError{msg: fmt.Sprintf("the object's JSON would exceed %d bytes", d.limit), off: e.at}
+			return d.errTooLarge(e.at)
 		}
 	}
 	d.out = append(d.out, '}')

@@ -50,7 +50,7 @@ func (d *pbDecoder) value(k pbKind, ref uint16, spans []pbSpan, last pbSpan) err
 	case pbRawJSON:
 		return d.rawJSON(spans)
 	default:
-		return &pbError{msg: fmt.Sprintf("sim: no decoder for kind %d", k), off: spans0(spans)}
+		return &pbError{msg: fmt.Sprintf("sim: no decoder for kind %d", k), off: firstOffset(spans)}
 	}
 	return nil
 }
@@ -188,7 +188,7 @@ func (d *pbDecoder) intOrString(spans []pbSpan) error {
 	case typ == 1:
 		d.out = appendJSONString(d.out, string(d.buf[str.start:str.end]))
 	default:
-		return &pbError{msg: fmt.Sprintf("impossible IntOrString.Type %d (0 is an int, 1 a string)", int64(typ)), off: spans0(spans)}
+		return &pbError{msg: fmt.Sprintf("impossible IntOrString.Type %d (0 is an int, 1 a string)", int64(typ)), off: firstOffset(spans)}
 	}
 	return nil
 }
