@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/kwatch/kwatch/metrics"
 )
 
 // benchAddGetDone measures one producer adding b.N distinct keys while
@@ -55,7 +57,7 @@ func BenchmarkAddGetDone(b *testing.B) {
 		})
 	}
 	b.Run("int/workers=4/metrics", func(b *testing.B) {
-		benchAddGetDone(b, 4, Options{Metrics: NewRegistry()}, func(i int) int { return i })
+		benchAddGetDone(b, 4, Options{Metrics: metrics.NewRegistry()}, func(i int) int { return i })
 	})
 }
 

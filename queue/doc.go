@@ -29,8 +29,9 @@
 //
 // Metrics: queues and runners record client-go's workqueue_* series
 // (labelled name="<queue>") and kwatch_reconcile_* series through a
-// MetricsProvider. The default records nothing and reads no clock.
-// Registry is a built-in provider that writes the Prometheus text format
-// and serves it over HTTP; other packages can register their own series in
-// the same Registry. Time is read from an injectable Clock.
+// metrics.Provider (Options.Metrics). The default records nothing and
+// reads no clock. metrics.Registry is the built-in provider that writes
+// the Prometheus text format and serves it over HTTP; informers and other
+// packages register their series in the same one. Time is read from an
+// injectable Clock.
 package queue

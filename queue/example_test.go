@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kwatch/kwatch/metrics"
 	"github.com/kwatch/kwatch/queue"
 )
 
@@ -18,7 +19,7 @@ func ExampleRunner() {
 	var wg sync.WaitGroup
 	wg.Add(3) // three successful reconciles to wait for
 	failedOnce := false
-	reg := queue.NewRegistry()
+	reg := metrics.NewRegistry()
 
 	runner, err := queue.NewRunner(queue.RunnerOptions[string]{
 		Workers: 1, // one worker keeps the printed order stable

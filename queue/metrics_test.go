@@ -2,35 +2,24 @@ package queue
 
 import (
 	"math"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/kwatch/kwatch/metrics"
+	"github.com/kwatch/kwatch/metrics/metricstest"
 
 	"github.com/stretchr/testify/require"
 )
 
 // samples scrapes r into a map from `name{labels}` to value.
-func samples(t *testing.T, r *Registry) map[string]float64 {
+func samples(t *testing.T, r *metrics.Registry) map[string]float64 {
 	t.Helper()
-	var out strings.Builder
-	require.NoError(t, r.WritePrometheus(&out))
-	checkExposition(t, out.String())
-	m := map[string]float64{}
-	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		if strings.HasPrefix(l, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(l, ' ')
-		_, _, v, err := parseSample(l)
-		require.NoError(t, err)
-		m[l[:i]] = v
-	}
-	return m
+	return metricstest.Scrape(t, r)
 }
 
 func TestQueueMetrics(t *testing.T) {
 	clock := newFakeClock()
-	reg := NewRegistry()
+	reg := metrics.NewRegistry()
 	q := NewRateLimited(RateLimitedOptions[string]{Options: Options{Name: "pods", Clock: clock, Metrics: reg}})
 	const l = `{name="pods"}`
 

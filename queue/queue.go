@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/kwatch/kwatch/metrics"
 )
 
 // Options configures New. The zero value is a queue named "default" on the
@@ -16,8 +18,8 @@ type Options struct {
 	// the real clock.
 	Clock Clock
 	// Metrics receives the queue's workqueue_* series. Nil means
-	// NoopMetrics, and then the queue reads no clock on Add, Get or Done.
-	Metrics MetricsProvider
+	// metrics.Noop, and then the queue reads no clock on Add, Get or Done.
+	Metrics metrics.Provider
 }
 
 // itemState is where a key is in the queue. A key that is neither ready
@@ -140,12 +142,12 @@ func New[K comparable](opts Options) *Queue[K] {
 	q.epoch = q.clock.Now()
 	q.cond.L = &q.mu
 	q.delay.index = make(map[K]int)
-	var provider MetricsProvider
-	provider, q.metricsOn = metricsOrNoop(opts.Metrics)
+	var provider metrics.Provider
+	provider, q.metricsOn = metrics.OrNoop(opts.Metrics)
 	q.m = newQueueMetrics(provider, q.name)
 	if q.metricsOn {
 		q.addedAt, q.startedAt = make(map[K]stamp), make(map[K]stamp)
-		l := Label{Name: "name", Value: q.name}
+		l := metrics.Label{Name: "name", Value: q.name}
 		provider.GaugeFunc(MetricUnfinishedWork, "How many seconds of work has been done that is in progress and has not been observed by work_duration. Large values indicate stuck threads.", q.unfinishedWorkSeconds, l)
 		provider.GaugeFunc(MetricLongestRunningProcessor, "How many seconds has the longest running processor for workqueue been running.", q.longestRunningSeconds, l)
 	}

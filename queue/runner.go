@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kwatch/kwatch/metrics"
 )
 
 // DefaultDrainTimeout is how long Runner.Run lets in-flight reconciles
@@ -66,8 +68,8 @@ type Runner[K comparable] struct {
 	q         *RateLimitedQueue[K]
 	started   atomic.Bool
 
-	results map[string]Counter // kwatch_reconcile_total by result label
-	panics  Counter
+	results map[string]metrics.Counter // kwatch_reconcile_total by result label
+	panics  metrics.Counter
 }
 
 // The result labels of kwatch_reconcile_total.
@@ -104,11 +106,11 @@ func NewRunner[K comparable](opts RunnerOptions[K]) (*Runner[K], error) {
 	if r.log == nil {
 		r.log = slog.Default()
 	}
-	provider, _ := metricsOrNoop(opts.Queue.Metrics)
-	name := Label{Name: "name", Value: r.q.Name()}
-	r.results = make(map[string]Counter, 4)
+	provider, _ := metrics.OrNoop(opts.Queue.Metrics)
+	name := metrics.Label{Name: "name", Value: r.q.Name()}
+	r.results = make(map[string]metrics.Counter, 4)
 	for _, res := range []string{resultSuccess, resultError, resultRequeue, resultPanic} {
-		r.results[res] = provider.Counter(MetricReconcile, "Total number of reconciles by result.", name, Label{Name: "result", Value: res})
+		r.results[res] = provider.Counter(MetricReconcile, "Total number of reconciles by result.", name, metrics.Label{Name: "result", Value: res})
 	}
 	r.panics = provider.Counter(MetricReconcilePanics, "Total number of reconciles that panicked.", name)
 	return r, nil

@@ -14,7 +14,7 @@ import (
 	"github.com/kwatch/kwatch/cmd/kwatch/internal/printers"
 	"github.com/kwatch/kwatch/informer"
 	"github.com/kwatch/kwatch/kube"
-	"github.com/kwatch/kwatch/queue"
+	"github.com/kwatch/kwatch/metrics"
 )
 
 // recordSink records what an emitter writes, batch by batch.
@@ -138,9 +138,9 @@ func (f *fakeStats) Stats() informer.Stats   { return f.s }
 func (f *fakeStats) Health() informer.Health { return informer.Health{} }
 
 func TestCounterSync(t *testing.T) {
-	reg := queue.NewRegistry()
+	reg := metrics.NewRegistry()
 	src := &fakeStats{}
-	cs := newCounterSync(reg, src, queue.Label{Name: "resource", Value: "pods"})
+	cs := newCounterSync(reg, src, metrics.Label{Name: "resource", Value: "pods"})
 	scrape := func() string {
 		cs.sync()
 		var b bytes.Buffer

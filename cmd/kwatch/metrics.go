@@ -11,7 +11,7 @@ import (
 
 	"github.com/kwatch/kwatch/informer"
 	"github.com/kwatch/kwatch/kube"
-	"github.com/kwatch/kwatch/queue"
+	"github.com/kwatch/kwatch/metrics"
 	"github.com/kwatch/kwatch/watch"
 )
 
@@ -37,11 +37,11 @@ type counterSync struct {
 }
 
 type statCounter struct {
-	c   queue.Counter
+	c   metrics.Counter
 	get func(informer.Stats) int64
 }
 
-func newCounterSync(reg *queue.Registry, src statsSource, res queue.Label) *counterSync {
+func newCounterSync(reg *metrics.Registry, src statsSource, res metrics.Label) *counterSync {
 	cs := &counterSync{src: src}
 	add := func(name, help string, get func(informer.Stats) int64) {
 		cs.counters = append(cs.counters, statCounter{c: reg.Counter(name, help, res), get: get})
@@ -83,14 +83,14 @@ func serveMetrics(g *group, o *getOptions, res kube.Resource, inf statsSource, o
 	if err != nil {
 		return nil, fmt.Errorf("cannot serve metrics on --metrics-addr %s: %w", o.metricsAddr, err)
 	}
-	reg := queue.NewRegistry()
-	label := queue.Label{Name: "resource", Value: res.String()}
+	reg := metrics.NewRegistry()
+	label := metrics.Label{Name: "resource", Value: res.String()}
 	cs := newCounterSync(reg, inf, label)
 	registerGauges(reg, inf, objects, label)
-	printed := map[watch.EventType]queue.Counter{}
+	printed := map[watch.EventType]metrics.Counter{}
 	for _, t := range []watch.EventType{watch.Added, watch.Modified, watch.Deleted} {
 		printed[t] = reg.Counter("kwatch_printed_events_total", "Changes printed, by event type.",
-			label, queue.Label{Name: "type", Value: string(t)})
+			label, metrics.Label{Name: "type", Value: string(t)})
 	}
 	if err := reg.Err(); err != nil {
 		ln.Close()
@@ -112,7 +112,7 @@ func serveMetrics(g *group, o *getOptions, res kube.Resource, inf statsSource, o
 	}, nil
 }
 
-func registerGauges(reg *queue.Registry, inf statsSource, objects func() int, label queue.Label) {
+func registerGauges(reg *metrics.Registry, inf statsSource, objects func() int, label metrics.Label) {
 	boolValue := func(b bool) float64 {
 		if b {
 			return 1

@@ -1,7 +1,6 @@
-package queue
+package metrics
 
 import (
-	"bufio"
 	"fmt"
 	"math"
 	"net/http/httptest"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/kwatch/kwatch/metrics/metricstest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -60,143 +60,11 @@ temperature 19
 	checkExposition(t, out.String())
 }
 
-// checkExposition parses text as the Prometheus text format: every family
-// has HELP then TYPE before its samples, sample names belong to the
-// declared family (with _bucket/_sum/_count for histograms), label values
-// unescape cleanly, values parse, and histogram buckets are cumulative and
-// end with le="+Inf" equal to _count.
+// checkExposition fails t unless text parses as the text format.
 func checkExposition(t *testing.T, text string) {
 	t.Helper()
-	var family, kind string
-	var lastBucket float64
-	var infCount = map[string]float64{}
-	sc := bufio.NewScanner(strings.NewReader(text))
-	for line := 1; sc.Scan(); line++ {
-		l := sc.Text()
-		if rest, ok := strings.CutPrefix(l, "# HELP "); ok {
-			family, _, _ = strings.Cut(rest, " ")
-			require.NoError(t, checkMetricName(family), "line %d", line)
-			continue
-		}
-		if rest, ok := strings.CutPrefix(l, "# TYPE "); ok {
-			name, k, _ := strings.Cut(rest, " ")
-			require.Equal(t, family, name, "line %d: TYPE does not follow its HELP", line)
-			require.Contains(t, []string{"counter", "gauge", "histogram"}, k, "line %d", line)
-			kind, lastBucket = k, 0
-			continue
-		}
-		name, labels, value, err := parseSample(l)
-		require.NoError(t, err, "line %d: %q", line, l)
-		suffix := strings.TrimPrefix(name, family)
-		require.True(t, strings.HasPrefix(name, family), "line %d: sample %s outside family %s", line, name, family)
-		if kind != "histogram" {
-			require.Empty(t, suffix, "line %d", line)
-			continue
-		}
-		series := strings.Join(withoutLabel(labels, "le"), ",")
-		switch suffix {
-		case "_bucket":
-			le, ok := labelValue(labels, "le")
-			require.True(t, ok, "line %d: bucket without le", line)
-			require.GreaterOrEqual(t, value, lastBucket, "line %d: buckets not cumulative", line)
-			lastBucket = value
-			if le == "+Inf" {
-				infCount[series] = value
-			}
-		case "_sum":
-		case "_count":
-			require.Equal(t, infCount[series], value, "line %d: _count differs from the +Inf bucket", line)
-			lastBucket = 0
-		default:
-			t.Fatalf("line %d: unexpected histogram sample %s", line, name)
-		}
-	}
-}
-
-// parseSample splits `name{a="x",b="y"} value`, unescaping label values.
-func parseSample(l string) (name string, labels []string, value float64, err error) {
-	i := strings.IndexAny(l, "{ ")
-	if i < 0 {
-		return "", nil, 0, fmt.Errorf("no value")
-	}
-	name, rest := l[:i], l[i:]
-	if strings.HasPrefix(rest, "{") {
-		rest = rest[1:]
-		for !strings.HasPrefix(rest, "}") {
-			eq := strings.Index(rest, `="`)
-			if eq < 0 {
-				return "", nil, 0, fmt.Errorf("label without =\": %q", rest)
-			}
-			lname := rest[:eq]
-			if err := checkLabelName(lname); err != nil && lname != "le" {
-				return "", nil, 0, err
-			}
-			v, n, err := unescapeLabelValue(rest[eq+2:])
-			if err != nil {
-				return "", nil, 0, err
-			}
-			labels = append(labels, lname+"="+v)
-			rest = strings.TrimPrefix(rest[eq+2+n:], ",")
-		}
-		rest = rest[1:]
-	}
-	v, ok := strings.CutPrefix(rest, " ")
-	if !ok {
-		return "", nil, 0, fmt.Errorf("no space before the value")
-	}
-	value, err = strconv.ParseFloat(v, 64)
-	return name, labels, value, err
-}
-
-// unescapeLabelValue reads an escaped value up to its closing quote and
-// returns it and the bytes consumed, quote included.
-func unescapeLabelValue(s string) (string, int, error) {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '"':
-			return b.String(), i + 1, nil
-		case '\n':
-			return "", 0, fmt.Errorf("raw newline in label value")
-		case '\\':
-			i++
-			if i == len(s) {
-				return "", 0, fmt.Errorf("dangling backslash")
-			}
-			switch s[i] {
-			case '\\':
-				b.WriteByte('\\')
-			case '"':
-				b.WriteByte('"')
-			case 'n':
-				b.WriteByte('\n')
-			default:
-				return "", 0, fmt.Errorf("unknown escape \\%c", s[i])
-			}
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return "", 0, fmt.Errorf("unterminated label value")
-}
-
-func labelValue(labels []string, name string) (string, bool) {
-	for _, l := range labels {
-		if v, ok := strings.CutPrefix(l, name+"="); ok {
-			return v, true
-		}
-	}
-	return "", false
-}
-
-func withoutLabel(labels []string, name string) []string {
-	var out []string
-	for _, l := range labels {
-		if !strings.HasPrefix(l, name+"=") {
-			out = append(out, l)
-		}
-	}
-	return out
+	_, err := metricstest.Parse(text)
+	require.NoError(t, err, "exposition:\n%s", text)
 }
 
 func FuzzEscapeLabelValue(f *testing.F) {
@@ -205,14 +73,14 @@ func FuzzEscapeLabelValue(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, v string) {
 		escaped := escapeLabelValue(v)
-		got, n, err := unescapeLabelValue(escaped + `"`)
+		s, err := metricstest.ParseSample(`x{a="` + escaped + `",b="end"} 1`)
 		if err != nil {
 			t.Fatalf("escape(%q) = %q does not unescape: %v", v, escaped, err)
 		}
-		if n != len(escaped)+1 {
-			t.Fatalf("escape(%q) = %q ends early at byte %d", v, escaped, n)
+		if len(s.Labels) != 2 || s.Labels[1] != (metricstest.Label{Name: "b", Value: "end"}) {
+			t.Fatalf("escape(%q) = %q ends early: labels %q", v, escaped, s.Labels)
 		}
-		if want := strings.ToValidUTF8(v, "\uFFFD"); got != want {
+		if got, want := s.Labels[0].Value, strings.ToValidUTF8(v, "\uFFFD"); got != want {
 			t.Fatalf("unescape(escape(%q)) = %q, want %q", v, got, want)
 		}
 		if !utf8.ValidString(escaped) {
@@ -314,6 +182,52 @@ func TestFormatFloat(t *testing.T) {
 	for _, tt := range tests {
 		if got := formatFloat(tt.in); got != tt.want {
 			t.Errorf("formatFloat(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestCounterFunc(t *testing.T) {
+	r := NewRegistry()
+	n := 3.0
+	CounterFunc(r, "events_total", "Events.", func() float64 { return n }, Label{"name", "a"})
+	r.Counter("events_total", "", Label{"name", "a"}).Inc() // refused: the series is a func
+	require.ErrorContains(t, r.Err(), "already registered as a counter func")
+	var out strings.Builder
+	require.NoError(t, r.WritePrometheus(&out))
+	want := "# HELP events_total Events.\n# TYPE events_total counter\nevents_total{name=\"a\"} 3\n"
+	if got := out.String(); got != want {
+		t.Errorf("WritePrometheus = %q, want %q", got, want)
+	}
+}
+
+func TestCounterFuncFallsBackToGaugeFunc(t *testing.T) {
+	r := NewRegistry()
+	var p Provider = struct {
+		Provider
+	}{r} // hides CounterFunc
+	_, isCF := p.(CounterFuncProvider)
+	require.False(t, isCF)
+	CounterFunc(p, "events_total", "Events.", func() float64 { return 5 })
+	var out strings.Builder
+	require.NoError(t, r.WritePrometheus(&out))
+	require.Contains(t, out.String(), "# TYPE events_total gauge\nevents_total 5\n")
+}
+
+func TestOrNoop(t *testing.T) {
+	r := NewRegistry()
+	tests := []struct {
+		in     Provider
+		wantOn bool
+	}{
+		{nil, false},
+		{Noop{}, false},
+		{&Noop{}, false},
+		{r, true},
+	}
+	for _, tt := range tests {
+		p, on := OrNoop(tt.in)
+		if on != tt.wantOn || p == nil {
+			t.Errorf("OrNoop(%T) = %T, %v; want on=%v", tt.in, p, on, tt.wantOn)
 		}
 	}
 }

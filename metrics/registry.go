@@ -1,4 +1,4 @@
-package queue
+package metrics
 
 import (
 	"errors"
@@ -20,10 +20,10 @@ const DefaultMaxSeries = 10000
 // maxRecordedErrors bounds the errors a Registry remembers.
 const maxRecordedErrors = 32
 
-// Registry is an in-memory MetricsProvider that writes the Prometheus text
+// Registry is an in-memory Provider that writes the Prometheus text
 // exposition format, without depending on a Prometheus library. Queues,
-// runners and other packages (the informer's handler backlog, say) can
-// register into one Registry and be scraped together.
+// runners, informers and a program's own series can register into one
+// Registry and be scraped together.
 //
 // Asking again for a series with the same name and labels returns the same
 // series. A request that cannot be honoured (an invalid name, a name
@@ -45,7 +45,7 @@ type Registry struct {
 // NewRegistry returns an empty registry, the same as a zero Registry.
 func NewRegistry() *Registry { return &Registry{} }
 
-var _ MetricsProvider = (*Registry)(nil)
+var _ CounterFuncProvider = (*Registry)(nil)
 
 type metricKind int
 
@@ -69,7 +69,8 @@ type family struct {
 }
 
 // series is one labelled time series. Exactly one of value, fn or hist is
-// used, depending on the family kind and how the series was registered.
+// used, depending on the family kind and how the series was registered:
+// fn for a GaugeFunc or a CounterFunc, hist for a histogram.
 type series struct {
 	labels string // rendered and sorted: a="x",b="y"
 	value  atomicFloat
@@ -80,10 +81,20 @@ type series struct {
 // Counter returns the counter series name{labels}.
 func (r *Registry) Counter(name, help string, labels ...Label) Counter {
 	s, ok := r.lookup(name, help, kindCounter, nil, labels)
-	if !ok {
+	if !ok || s.fn.Load() != nil {
+		if ok {
+			r.recordf("metric %s{%s}: already registered as a counter func", name, s.labels)
+		}
 		return &counterSeries{s: &series{}}
 	}
 	return &counterSeries{s: s}
+}
+
+// CounterFunc registers the counter series name{labels} whose value is
+// fn() at scrape time; registering it again replaces fn. fn must never
+// decrease, must be safe to call from any goroutine and should be quick.
+func (r *Registry) CounterFunc(name, help string, fn func() float64, labels ...Label) {
+	r.registerFunc(name, help, kindCounter, fn, labels)
 }
 
 // Gauge returns the gauge series name{labels}.
@@ -102,11 +113,18 @@ func (r *Registry) Gauge(name, help string, labels ...Label) Gauge {
 // at scrape time; registering it again replaces fn. fn must be safe to
 // call from any goroutine and should be quick.
 func (r *Registry) GaugeFunc(name, help string, fn func() float64, labels ...Label) {
+	r.registerFunc(name, help, kindGauge, fn, labels)
+}
+
+// registerFunc sets fn as the value of the series name{labels} of kind.
+// A series already updated through Counter or Gauge keeps its value and
+// gets fn from now on: Registry does not know which the caller meant.
+func (r *Registry) registerFunc(name, help string, kind metricKind, fn func() float64, labels []Label) {
 	if fn == nil {
-		r.recordf("metric %s: nil gauge func", name)
+		r.recordf("metric %s: nil %s func", name, kind)
 		return
 	}
-	if s, ok := r.lookup(name, help, kindGauge, nil, labels); ok {
+	if s, ok := r.lookup(name, help, kind, nil, labels); ok {
 		s.fn.Store(&fn)
 	}
 }
