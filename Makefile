@@ -2,7 +2,7 @@
 GO ?= go
 RACE ?= -race
 
-.PHONY: all build test unit vet kubectl run sim soak conformance fuzz bench bench-quick bench-test
+.PHONY: all build test unit vet kubectl run sim soak conformance fuzz bench bench-quick bench-test bench-writes
 
 all: build
 
@@ -99,6 +99,20 @@ bench:
 
 bench-quick:
 	cd internal/bench && $(GO) run ./cmd/bench -quick
+
+# bench-writes runs the write-path benchmarks (internal/bench/writes: create,
+# get, update, merge patch and delete of ConfigMaps and Pods through kwatch's
+# client and client-go's typed clientset, in JSON and protobuf), WRITES_N
+# requests per run and 5 runs of each, and writes medians and the ratios
+# kwatch/client-go to internal/bench/results/writes.md. A count of requests
+# rather than a duration, so every row sends the same requests; -v so the
+# table names a skipped row and its reason.
+WRITES_N ?= 2000
+bench-writes:
+	cd internal/bench && out=$$(mktemp) && trap 'rm -f "$$out"' EXIT && \
+	$(GO) test -run '^$$' -v -bench '^BenchmarkWrites$$' -benchtime $(WRITES_N)x -count 5 -timeout 60m ./writes/ | tee "$$out" && \
+	$(GO) run ./writes/cmd/writes-table -o results/writes.md -command 'make bench-writes WRITES_N=$(WRITES_N)' \
+		-commit "$$(git describe --always --dirty)" "$$out"
 
 # bench-test runs a tiny version of the harness, so CI sees it still works.
 bench-test:

@@ -30,7 +30,12 @@ type results struct {
 	env  []string // goos, goarch, pkg, cpu lines
 	runs map[key]samples
 	raw  []string // the benchmark lines, as printed
+	// skipped are the benchmarks that skipped (go test -v prints them),
+	// with the first line of their reason.
+	skipped []skip
 }
+
+type skip struct{ name, reason string }
 
 // benchLine is "BenchmarkWrites/<verb>/<kind>/<row>[-procs] N v unit v unit...".
 var benchLine = regexp.MustCompile(`^BenchmarkWrites/([^/\s]+)/([^/\s]+)/(\S+?)(?:-\d+)?\s+(\d+)\s+(.*)$`)
@@ -40,8 +45,19 @@ var benchLine = regexp.MustCompile(`^BenchmarkWrites/([^/\s]+)/([^/\s]+)/(\S+?)(
 func parse(out []byte) (*results, error) {
 	res := &results{runs: map[key]samples{}}
 	sc := bufio.NewScanner(bytes.NewReader(out))
+	inSkip := false // the lines after a SKIP line are its reason
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
+		if inSkip && strings.HasPrefix(line, "    ") && res.skipped[len(res.skipped)-1].reason == "" {
+			res.skipped[len(res.skipped)-1].reason = strings.TrimSpace(line)
+			continue
+		}
+		inSkip = false
+		if name, ok := strings.CutPrefix(strings.TrimSpace(line), "--- SKIP: "); ok {
+			res.skipped = append(res.skipped, skip{name: name})
+			inSkip = true
+			continue
+		}
 		switch {
 		case strings.HasPrefix(line, "FAIL"), strings.HasPrefix(line, "--- FAIL"), strings.HasPrefix(line, "panic:"):
 			return nil, fmt.Errorf("line %d: the benchmarks failed: %s", n, line)
@@ -162,6 +178,12 @@ func render(r *results, h header) string {
 				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", verb, kind, row,
 					r.cell(k, "req/s", "%.0f"), r.spreadCell(k), r.cell(k, "allocs/op", "%.0f"), r.cell(k, "B/op", "%.0f"))
 			}
+		}
+	}
+	if len(r.skipped) > 0 {
+		b.WriteString("\n## Skipped\n\n")
+		for _, s := range r.skipped {
+			fmt.Fprintf(&b, "- %s: %s\n", s.name, s.reason)
 		}
 	}
 	b.WriteString("\n## Raw output\n\n```\n")

@@ -17,6 +17,10 @@ BenchmarkWrites/create/ConfigMap/kwatch-json-2         	     300	    250000 ns/o
 BenchmarkWrites/create/ConfigMap/kwatch-json-2         	     300	    100000 ns/op	     10000 req/s	   14000 B/op	     182 allocs/op
 BenchmarkWrites/create/ConfigMap/client-go-json-2      	     300	    400000 ns/op	      2500 req/s	   16000 B/op	     240 allocs/op
 BenchmarkWrites/create/ConfigMap/kwatch-proto          	     300	    200000 ns/op	      5000 req/s	   11000 B/op	     120 allocs/op
+BenchmarkWrites/delete/Pod/client-go-proto
+    writes_bench_test.go:81: delete 0: refused
+--- SKIP: BenchmarkWrites/delete/Pod/client-go-proto
+    writes_bench_test.go:81: delete 0: refused
 PASS
 ok  	github.com/kwatch/kwatch/internal/bench/writes	4.608s
 `
@@ -48,6 +52,7 @@ func TestParse(t *testing.T) {
 		"| create | ConfigMap | 2.00 | n/a | 0.75 | n/a | 0.88 | n/a | 1.00 | 0.67 | 0.79 |",
 		"| create | ConfigMap | kwatch-json | 5000 | 120% | 180 | 14000 |",
 		"cpu: Some CPU",
+		"- BenchmarkWrites/delete/Pod/client-go-proto: writes_bench_test.go:81: delete 0: refused\n",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("table lacks %q:\n%s", want, md)
