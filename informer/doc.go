@@ -58,6 +58,9 @@
 //   - Readers get a store.View: only the informer writes to its cache.
 //   - Run owns every goroutine the informer starts and waits for them all
 //     before it returns; New starts none.
+//   - RegisterMetrics exports Stats and Health (events, relists, watch
+//     restarts, handler backlog, age of the last event) through a
+//     metrics.Provider, read at scrape time.
 //
 // Typical use:
 //
