@@ -334,3 +334,32 @@ func FuzzProtobufBody(f *testing.F) {
 		}
 	})
 }
+
+// TestProtobufRegisteredBuiltin: a built-in kind the simulator does not serve by
+// default reads protobuf once registered under its own group, version and kind.
+func TestProtobufRegisteredBuiltin(t *testing.T) {
+	h := simtest.Start(t, sim.Options{Resources: []sim.ResourceInfo{{Group: "coordination.k8s.io", Version: "v1",
+		Resource: "leases", Kind: "Lease", Namespaced: true}}})
+	code, body := postPB(t, h, "POST", "/apis/coordination.k8s.io/v1/namespaces/demo/leases", pbBody("coordination.k8s.io/v1", "Lease",
+		pbMeta("leader"), pbBytes(2, pbStr(1, "pod-a"), pbVarint(2, 15), pbBytes(4, pbVarint(1, 1764590691), pbVarint(2, 5000)))))
+	require.Equal(t, 201, code, "%s", body)
+	require.Equal(t, map[string]any{"holderIdentity": "pod-a", "leaseDurationSeconds": float64(15),
+		"renewTime": "2025-12-01T12:04:51.000005Z"}, decodeMap(t, body)["spec"], "renewTime is a MicroTime: microseconds")
+}
+
+// BenchmarkProtobufToJSON decodes the body kubectl sends for a small deployment.
+func BenchmarkProtobufToJSON(b *testing.B) {
+	body := pbBody("apps/v1", "Deployment", pbMeta("web", "app", "web"),
+		pbBytes(2, pbVarint(1, 1), pbBytes(2, pbEntry(1, "app", pbStr(2, "web"))),
+			pbBytes(3, pbMeta("", "app", "web"), pbBytes(2, pbBytes(2, pbStr(1, "nginx"), pbStr(2, "nginx"),
+				pbBytes(8, pbEntry(1, "cpu", pbBytes(2, pbStr(1, "100m"))))))),
+			pbBytes(4)),
+		pbBytes(3))
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, err := sim.ProtobufToJSON(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
