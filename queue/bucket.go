@@ -4,6 +4,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // Default token bucket settings, client-go's overall retry limit.
@@ -33,28 +35,27 @@ type BucketOptions struct {
 // returns how long the caller must wait for it. That is what a queue needs
 // to schedule a retry rather than block for it.
 //
-// Every method that reads the clock has an ...At twin taking the time, so
-// the logic can be used and tested without a clock. Times given to the At
-// twins should not go backwards; a time before the last one seen is
-// treated as equal to it.
+// The bucket is a golang.org/x/time/rate.Limiter; TokenBucket adds the
+// queue's clock, lazy defaults for the zero value, and time that never
+// goes backwards. Every method that reads the clock has an ...At twin
+// taking the time, so the logic can be used and tested without a clock.
+// Times given to the At twins should not go backwards; a time before the
+// last one seen is treated as equal to it (rate.Limiter alone would
+// credit the gap again once time moved forward).
 //
 // The zero value is a full bucket with the defaults of BucketOptions on the
 // real clock. A TokenBucket is safe for concurrent use. Most callers want
 // ReserveAt or Reserve; a queue uses it through BucketLimiter.
 type TokenBucket struct {
 	rate  float64 // tokens per second; 0 means not yet defaulted
-	burst float64
+	burst int
 	clock Clock
 
 	mu sync.Mutex
-	// started is false until the first reservation or read, which fills
-	// the bucket: the bucket starts full without reading a clock in the
-	// constructor.
-	started bool
-	// tokens is the number of tokens at last. It never exceeds burst and
-	// goes negative when reservations borrow from the future.
-	tokens float64
-	// last is the time tokens was computed for.
+	// lim is nil until the first call, which builds it full: the zero
+	// TokenBucket works, and the constructor reads no clock.
+	lim *rate.Limiter
+	// last is the latest time given to lim; earlier times are raised to it.
 	last time.Time
 }
 
@@ -67,13 +68,19 @@ func NewTokenBucket(opts BucketOptions) (*TokenBucket, error) {
 	if opts.Burst < 0 {
 		return nil, optionErrorf("BucketOptions.Burst", "must be >= 0 tokens, got %d", opts.Burst)
 	}
-	b := &TokenBucket{rate: opts.Rate, burst: float64(opts.Burst), clock: opts.Clock}
-	b.defaults()
+	b := &TokenBucket{rate: opts.Rate, burst: opts.Burst, clock: opts.Clock}
+	b.mu.Lock()
+	b.defaultsLocked()
+	b.mu.Unlock()
 	return b, nil
 }
 
-// defaults fills in zero fields; the zero TokenBucket gets them lazily.
-func (b *TokenBucket) defaults() {
+// defaultsLocked fills in zero fields and builds the limiter; the zero
+// TokenBucket gets them on first use. b.mu must be held.
+func (b *TokenBucket) defaultsLocked() {
+	if b.lim != nil {
+		return
+	}
 	if b.rate == 0 {
 		b.rate = DefaultBucketRate
 	}
@@ -81,13 +88,14 @@ func (b *TokenBucket) defaults() {
 		b.burst = DefaultBucketBurst
 	}
 	b.clock = clockOrReal(b.clock)
+	b.lim = rate.NewLimiter(rate.Limit(b.rate), b.burst) // math.Inf(1) is rate.Inf
 }
 
 // Rate returns the refill rate in tokens per second.
 func (b *TokenBucket) Rate() float64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.defaults()
+	b.defaultsLocked()
 	return b.rate
 }
 
@@ -95,17 +103,13 @@ func (b *TokenBucket) Rate() float64 {
 func (b *TokenBucket) Burst() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.defaults()
-	return int(b.burst)
+	b.defaultsLocked()
+	return b.burst
 }
 
 // Reserve is ReserveAt(now) on the bucket's clock.
 func (b *TokenBucket) Reserve() time.Duration {
-	b.mu.Lock()
-	b.defaults()
-	c := b.clock
-	b.mu.Unlock()
-	return b.ReserveAt(c.Now())
+	return b.ReserveAt(b.now())
 }
 
 // ReserveAt takes one token at now and returns how long after now the
@@ -115,25 +119,17 @@ func (b *TokenBucket) Reserve() time.Duration {
 func (b *TokenBucket) ReserveAt(now time.Time) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.defaults()
-	if math.IsInf(b.rate, 1) {
-		return 0
-	}
-	b.advanceLocked(now)
-	b.tokens--
-	if b.tokens >= 0 {
-		return 0
-	}
-	return durationFromTokens(-b.tokens, b.rate)
+	b.defaultsLocked()
+	now = b.forwardLocked(now)
+	// ReserveN waits as long as it takes (its limit is rate.InfDuration),
+	// and one token never exceeds a burst of at least one, so r is ok.
+	r := b.lim.ReserveN(now, 1)
+	return r.DelayFrom(now)
 }
 
 // Tokens is TokensAt(now) on the bucket's clock.
 func (b *TokenBucket) Tokens() float64 {
-	b.mu.Lock()
-	b.defaults()
-	c := b.clock
-	b.mu.Unlock()
-	return b.TokensAt(c.Now())
+	return b.TokensAt(b.now())
 }
 
 // TokensAt returns the number of tokens in the bucket at now; negative
@@ -141,34 +137,29 @@ func (b *TokenBucket) Tokens() float64 {
 func (b *TokenBucket) TokensAt(now time.Time) float64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.defaults()
+	b.defaultsLocked()
 	if math.IsInf(b.rate, 1) {
-		return b.burst
+		return float64(b.burst) // rate.Limiter does not count free tokens
 	}
-	b.advanceLocked(now)
-	return b.tokens
+	return b.lim.TokensAt(b.forwardLocked(now))
 }
 
-// advanceLocked refills the bucket for the time between last and now.
-// b.mu must be held.
-func (b *TokenBucket) advanceLocked(now time.Time) {
-	if !b.started {
-		b.started, b.tokens, b.last = true, b.burst, now
-		return
+// now reads the bucket's clock, outside the lock: a fake clock may call
+// back into code that takes it.
+func (b *TokenBucket) now() time.Time {
+	b.mu.Lock()
+	b.defaultsLocked()
+	c := b.clock
+	b.mu.Unlock()
+	return c.Now()
+}
+
+// forwardLocked returns now, or the latest time seen when now is before
+// it, and remembers it. b.mu must be held.
+func (b *TokenBucket) forwardLocked(now time.Time) time.Time {
+	if now.Before(b.last) {
+		return b.last
 	}
-	if !now.After(b.last) {
-		return // time did not move forward: nothing to add
-	}
-	b.tokens = min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.rate)
 	b.last = now
-}
-
-// durationFromTokens is the time rate needs to produce tokens, capped at
-// the largest time.Duration.
-func durationFromTokens(tokens, rate float64) time.Duration {
-	secs := tokens / rate
-	if secs >= float64(math.MaxInt64)/float64(time.Second) {
-		return time.Duration(math.MaxInt64)
-	}
-	return time.Duration(math.Ceil(secs * float64(time.Second)))
+	return now
 }

@@ -129,3 +129,47 @@ func TestNewTokenBucketRejectsBadOptions(t *testing.T) {
 		})
 	}
 }
+
+func TestTokenBucketBorrowsLikeRateLimiter(t *testing.T) {
+	// The same schedule through TokenBucket and through the rules it
+	// states: wait = borrowed tokens / rate, refill capped at burst.
+	b, err := NewTokenBucket(BucketOptions{Rate: 4, Burst: 2})
+	require.NoError(t, err)
+	tests := []struct {
+		at   time.Duration
+		want time.Duration
+	}{
+		{0, 0},
+		{0, 0},
+		{0, 250 * time.Millisecond},                      // tokens -1
+		{0, 500 * time.Millisecond},                      // -2
+		{250 * time.Millisecond, 500 * time.Millisecond}, // -2 + 1 - 1
+		{10 * time.Second, 0},                            // refilled to the burst, then 1 left
+		{10 * time.Second, 0},                            // 0 left
+		{10 * time.Second, 250 * time.Millisecond},       // -1
+	}
+	for i, tt := range tests {
+		if got := b.ReserveAt(t0.Add(tt.at)); got != tt.want {
+			t.Errorf("row %d: ReserveAt(t0+%v) = %v, want %v", i, tt.at, got, tt.want)
+		}
+	}
+}
+
+func TestTokenBucketInfiniteRateTokensAreTheBurst(t *testing.T) {
+	b, err := NewTokenBucket(BucketOptions{Rate: math.Inf(1), Burst: 7})
+	require.NoError(t, err)
+	b.ReserveAt(t0)
+	if got := b.TokensAt(t0); got != 7 {
+		t.Errorf("TokensAt with infinite rate = %v, want the burst 7", got)
+	}
+}
+
+func TestTokenBucketTokensAtEarlierTimeAddsNothingLater(t *testing.T) {
+	b, err := NewTokenBucket(BucketOptions{Rate: 1, Burst: 1})
+	require.NoError(t, err)
+	b.ReserveAt(t0.Add(time.Hour))
+	b.TokensAt(t0) // an earlier read must not move the bucket's time back
+	if got := b.TokensAt(t0.Add(time.Hour)); math.Abs(got) > 1e-9 {
+		t.Errorf("TokensAt(last) after reading an earlier time = %v, want 0", got)
+	}
+}
