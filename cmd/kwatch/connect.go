@@ -6,8 +6,11 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
+	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"syscall"
@@ -37,17 +40,22 @@ func loadConfig(c connFlags, namespace string, e *env) (*kube.Config, error) {
 	cfg, err := kube.DefaultConfig(kube.KubeconfigOptions{
 		Path: c.kubeconfig, Context: c.context, Namespace: namespace, Getenv: e.getenv,
 	})
+	var ke *kube.KubeconfigError
 	switch {
 	case err == nil:
 	case errors.Is(err, kube.ErrNoCluster) && c.server != "":
-		cfg = &kube.Config{Host: c.server, Namespace: namespace}
-	case errors.Is(err, kube.ErrNoCluster), c.kubeconfig != "" && errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("%w; pass --kubeconfig or --server, or try --sim for a built-in simulated cluster", err)
+		cfg = &kube.Config{Namespace: namespace}
+	case errors.Is(err, kube.ErrNoCluster),
+		c.kubeconfig != "" && errors.Is(err, fs.ErrNotExist) && (!errors.As(err, &ke) || ke.Field == ""):
+		// No kubeconfig at all, or --kubeconfig names no file: say where a
+		// cluster could come from. A file the kubeconfig names (a CA)
+		// being missing is that file's problem, said as it is.
+		return nil, fmt.Errorf("%w; pass --kubeconfig or --server, or try --sim for a built-in simulated cluster", explainKubeconfig(err))
 	default:
-		return nil, err
+		return nil, explainKubeconfig(err)
 	}
 	if c.server != "" {
-		cfg.Host = c.server
+		cfg.Host = serverURL(c.server)
 	}
 	if c.token != "" {
 		cfg.BearerToken, cfg.BearerTokenFile = c.token, ""
@@ -66,6 +74,16 @@ func loadConfig(c connFlags, namespace string, e *env) (*kube.Config, error) {
 		cfg.TLS.Insecure, cfg.TLS.CAFile, cfg.TLS.CAData = true, "", nil
 	}
 	return cfg, nil
+}
+
+// serverURL is --server as kubectl reads it: an address without a scheme
+// ("127.0.0.1:8080") is plain http, even with a CA or
+// --insecure-skip-tls-verify (kubectl v1.37 sends http to it alike).
+func serverURL(s string) string {
+	if strings.Contains(s, "://") {
+		return s
+	}
+	return "http://" + s
 }
 
 // resolve finds the resource the user named. Pods need no discovery.
@@ -117,6 +135,13 @@ func probe(ctx context.Context, t *target, o *getOptions) error {
 // retryable status (429, 5xx) or a network error other than a refused
 // connection or an unknown host.
 func transient(err error) bool {
+	if _, ok := protocolMismatch(err, "http://x"); ok {
+		return false // https to plain HTTP or the other way round
+	}
+	var alert tls.AlertError
+	if errors.As(err, &alert) {
+		return false // the server refused the handshake (a client certificate)
+	}
 	if se, ok := kube.AsStatus(err); ok {
 		return kube.IsRetryable(se)
 	}
@@ -140,21 +165,113 @@ func transient(err error) bool {
 	return errors.As(err, &netErr)
 }
 
-// fieldSelector adds metadata.name=NAME when an object was named.
+// fieldSelector adds metadata.name=NAME when one object was named. Several
+// names are listed whole and filtered (namesOnly): a field selector cannot
+// say "one of".
 func fieldSelector(o *getOptions) string {
-	if o.name == "" {
+	if len(o.names) != 1 {
 		return o.fieldSelector
 	}
-	sel := "metadata.name=" + o.name
+	sel := "metadata.name=" + o.names[0]
 	if o.fieldSelector != "" {
 		sel += "," + o.fieldSelector
 	}
 	return sel
 }
 
+// checkNames asks the server for each named object before anything is
+// printed, as kubectl does: a missing one is kubectl's NotFound error
+// (also when watching: kubectl fails before it watches), unless
+// --ignore-not-found, which drops it. With every name dropped there is
+// nothing to do: errNothingFound.
+func checkNames(ctx context.Context, t *target, o *getOptions) error {
+	if len(o.names) > 0 && t.res.Namespaced && t.namespace == "" {
+		return usagef("a resource cannot be retrieved by name across all namespaces")
+	}
+	var missing []error
+	kept := o.names[:0:0]
+	for _, name := range o.names {
+		err := getObject(ctx, t, name)
+		switch {
+		case err == nil:
+			kept = append(kept, name)
+		case kube.IsNotFound(err) && o.ignoreNotFound:
+		case kube.IsNotFound(err):
+			missing = append(missing, notFound(err, t.res, name))
+		default:
+			return describe(ctx, err, t.client.Host())
+		}
+	}
+	if len(o.names) > 0 && len(kept) == 0 && len(missing) == 0 {
+		return errNothingFound
+	}
+	o.names = kept
+	if len(missing) > 0 && len(kept) == 0 {
+		return errors.Join(missing...)
+	}
+	o.missing = missing
+	return nil
+}
+
+// errNothingFound ends a command whose named objects are all missing and
+// ignored (--ignore-not-found): nothing printed, exit 0.
+var errNothingFound = errors.New("nothing found")
+
+// getObject GETs one object, retrying what the probe retries.
+func getObject(ctx context.Context, t *target, name string) error {
+	path := objectPath(t, name)
+	wait := 200 * time.Millisecond
+	for {
+		err := getPath(ctx, t.client, path)
+		if err == nil || !transient(err) || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
+}
+
+// objectPath is the object's URL path: /api/v1/namespaces/NS/pods/NAME,
+// /apis/GROUP/VERSION/... .
+func objectPath(t *target, name string) string {
+	p := "/api/" + t.res.Version
+	if t.res.Group != "" {
+		p = "/apis/" + t.res.Group + "/" + t.res.Version
+	}
+	if t.res.Namespaced && t.namespace != "" {
+		p += "/namespaces/" + url.PathEscape(t.namespace)
+	}
+	return p + "/" + t.res.Resource + "/" + url.PathEscape(name)
+}
+
+func getPath(ctx context.Context, c *kube.Client, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := kube.ErrorFromResponse(resp); err != nil {
+		return err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	return err
+}
+
 // describe turns a connection or server error into one line saying what
 // went wrong and, where it helps, what to do.
 func describe(ctx context.Context, err error, host string) error {
+	if mismatch, ok := protocolMismatch(err, host); ok {
+		return mismatch
+	}
 	if se, ok := kube.AsStatus(err); ok {
 		msg := se.Message
 		if msg == "" {

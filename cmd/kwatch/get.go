@@ -13,19 +13,43 @@ import (
 	"github.com/kwatch/kwatch/watch"
 )
 
-// runGet is "kwatch [get] RESOURCE [NAME]".
-func runGet(ctx context.Context, e *env, args []string) error {
-	o, err := parseGetArgs(args, e)
-	if err != nil {
-		return err
+// runGet is "kwatch [get] TYPE [NAME...]": each request in turn (several
+// only when listing once), as kubectl prints them: one table or list per
+// resource type, a blank line between tables.
+func runGet(ctx context.Context, e *env, o *getOptions) error {
+	var errs []error
+	out := &countingWriter{w: e.stdout}
+	for i, r := range o.requests {
+		o.resource, o.names = r.resource, r.names
+		re := *e
+		re.stdout = out
+		if i > 0 && o.tableOutput() {
+			re.stdout = &separated{w: out, before: out}
+		}
+		o.missing = nil
+		err := runRequest(ctx, &re, o)
+		if ctx.Err() != nil && !isUsage(err) {
+			return nil // interrupted: a normal end
+		}
+		errs = append(errs, o.missing...)
+		var nf *notFoundError
+		switch {
+		case errors.Is(err, errNothingFound):
+		case errors.As(err, &nf):
+			errs = append(errs, err)
+		case err != nil:
+			return errors.Join(append(errs, err)...)
+		}
 	}
+	return errors.Join(errs...)
+}
+
+// runRequest lists (and watches) o.resource.
+func runRequest(ctx context.Context, e *env, o *getOptions) error {
 	g := newGroup(ctx)
-	err = getWith(ctx, g, e, o)
+	err := getWith(ctx, g, e, o)
 	if stopErr := g.Stop(); err == nil {
 		err = stopErr
-	}
-	if ctx.Err() != nil && !isUsage(err) {
-		return nil // interrupted: a normal end
 	}
 	return err
 }
@@ -51,6 +75,12 @@ func getWith(ctx context.Context, g *group, e *env, o *getOptions) error {
 		}, out)
 	case table:
 		return watchWith(g, e, o, t, view[*printers.Object]{sink: metaTable(out, e, o, t), metadataOnly: true}, out)
+	case o.format == formatJSONPath || o.format == formatCustomColumns:
+		s, err := newTemplateSink(out, o)
+		if err != nil {
+			return err
+		}
+		return watchWith(g, e, o, t, view[*printers.Raw]{sink: s}, out)
 	case o.output == "name":
 		s := &streamSink[*printers.Object]{stream: newStream(out, o, t), raw: func(*printers.Object) []byte { return nil }}
 		return watchWith(g, e, o, t, view[*printers.Object]{sink: s, metadataOnly: true}, out)
@@ -85,11 +115,11 @@ func connect(ctx context.Context, g *group, e *env, o *getOptions) (*target, err
 	if err != nil {
 		return nil, err
 	}
-	client, err := kube.NewClient(cfg)
+	client, err := newClient(cfg, e, o)
 	if err != nil {
 		return nil, err
 	}
-	pctx, cancel := context.WithTimeout(ctx, o.requestTimeout)
+	pctx, cancel := withTimeout(ctx, o.requestTimeout)
 	defer cancel()
 	res, err := resolve(pctx, client, o.resource)
 	if err != nil {
@@ -103,25 +133,30 @@ func connect(ctx context.Context, g *group, e *env, o *getOptions) (*target, err
 	default:
 		t.namespace = client.Namespace()
 	}
+	if err := checkNames(pctx, t, o); err != nil {
+		return t, err
+	}
 	return t, probe(pctx, t, o)
 }
 
-// logger is the informer's, on stderr: errors only, everything with -v.
+// logger is the informer's, on stderr: errors only by default, more with
+// each -v level (see logLevel).
 func logger(e *env, o *getOptions) *slog.Logger {
-	level := slog.LevelError // failures the CLI cannot report itself (a handler panic)
-	if o.verbose {
-		level = slog.LevelDebug
-	}
-	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: logLevel(o.verbosity)}))
 }
 
 // watchWith runs the informer with view's printer until the command ends:
 // at interrupt when watching, after the initial list otherwise.
 func watchWith[T watch.Object](g *group, e *env, o *getOptions, t *target, v view[T], out *bufio.Writer) error {
+	sk, err := decorate(g.ctx, v.sink, t, o)
+	if err != nil {
+		return err
+	}
+	v.sink = sk
 	prog := newProgress(e, t.res.Resource)
 	inf, err := informer.New(informer.Options[T]{
 		Client: t.client, Resource: t.res, Namespace: t.namespace,
-		LabelSelector: o.selector, FieldSelector: fieldSelector(o),
+		LabelSelector: o.selector, FieldSelector: fieldSelector(o), PageSize: pageSize(o),
 		MetadataOnly: v.metadataOnly, Logger: logger(e, o),
 		Transform: func(obj T) (T, error) {
 			prog.add(1)

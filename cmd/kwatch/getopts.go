@@ -1,44 +1,89 @@
 package main
 
 import (
-	"flag"
 	"fmt"
+	"os"
+	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 // Defaults of the get command's flags.
 const (
 	defaultRequestTimeout = 30 * time.Second
+	defaultChunkSize      = 500
 	defaultSimPods        = 300
 	defaultSimNamespaces  = 5
 	defaultSimRate        = 3.0
 )
 
-// getOptions are the flags and arguments of "kwatch [get] RESOURCE [NAME]".
+// getOptions are the flags and arguments of "kwatch [get] TYPE [NAME...]".
 type getOptions struct {
-	resource string // as typed: "pods", "deploy", "Deployment"
-	name     string // optional object name
+	// requests are the arguments: one per resource type named, each with
+	// the object names asked for (none: every object).
+	requests []request
+	// resource and names are the request being run, one of requests.
+	resource string
+	names    []string
+	missing  []error // named objects found missing, reported at the end
 
-	watch         bool
-	namespace     string
-	allNamespaces bool
-	selector      string
-	fieldSelector string
-	output        string // "", "wide", "json", "yaml", "name"
-	watchEvents   bool
-	noHeaders     bool
+	watch          bool
+	watchOnly      bool
+	namespace      string
+	allNamespaces  bool
+	selector       string
+	fieldSelector  string
+	output         string // as typed: "", "wide", "json", "jsonpath={.x}", ...
+	format         outputFormat
+	template       string // the jsonpath or custom-columns spec, files read
+	templateFile   bool   // the template came from a -file form
+	allowMissing   bool   // --allow-missing-template-keys
+	watchEvents    bool
+	noHeaders      bool
+	sortBy         string
+	labelColumns   []string
+	showLabels     bool
+	showKind       bool
+	ignoreNotFound bool
+	chunkSize      int64
 
 	conn connFlags
 
-	requestTimeout time.Duration
-	metricsAddr    string
-	verbose        bool
+	// requestTimeout bounds the wait for the server before the first sync
+	// (and, when set on the command line, each request); 0 is no bound.
+	requestTimeout    time.Duration
+	requestTimeoutSet bool
+	metricsAddr       string
+	verbosity         int // -v: 0 errors only, 2 informer info, 4 debug, 6 requests, 7 headers
 
 	sim           bool
 	simPods       int
 	simNamespaces int
 	simRate       float64
+
+	live liveOptions // addLiveFlags' flags
 }
+
+// request is one resource type of the command line and the names asked
+// for ("pods web-1 web-2", "pod/web-1").
+type request struct {
+	resource string // as typed: "pods", "deploy", "deployments.apps"
+	names    []string
+}
+
+// outputFormat is -o's kind, its template (if any) aside.
+type outputFormat int
+
+const (
+	formatTable outputFormat = iota
+	formatWide
+	formatJSON
+	formatYAML
+	formatName
+	formatJSONPath
+	formatCustomColumns
+)
 
 // connFlags say how to reach the cluster, kubectl's names and meanings.
 type connFlags struct {
@@ -47,93 +92,192 @@ type connFlags struct {
 	insecure                           bool
 }
 
-func getFlagSet(o *getOptions, help *bool) *flagSet {
-	f := newFlagSet("get")
-	f.boolVar(&o.watch, "w", "watch", true, "after listing, watch for changes (--watch=false lists once)")
-	f.stringVar(&o.namespace, "n", "namespace", "", "namespace (default: the kubeconfig context's)")
-	f.boolVar(&o.allNamespaces, "A", "all-namespaces", false, "every namespace")
-	f.stringVar(&o.selector, "l", "selector", "", "label selector, e.g. app=web,tier!=db")
-	f.stringVar(&o.fieldSelector, "", "field-selector", "", "field selector, e.g. status.phase=Running")
-	f.stringVar(&o.output, "o", "output", "", "output format: wide, json, yaml or name")
-	f.boolVar(&o.watchEvents, "", "output-watch-events", false, `print each change as a watch event {"type": ..., "object": ...}`)
-	f.boolVar(&o.noHeaders, "", "no-headers", false, "omit the table header")
-	f.stringVar(&o.conn.kubeconfig, "", "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
-	f.stringVar(&o.conn.context, "", "context", "", "kubeconfig context to use")
-	f.stringVar(&o.conn.server, "s", "server", "", "API server URL, overriding the kubeconfig")
-	f.stringVar(&o.conn.token, "", "token", "", "bearer token")
-	f.stringVar(&o.conn.caFile, "", "certificate-authority", "", "CA certificate file to trust")
-	f.stringVar(&o.conn.certFile, "", "client-certificate", "", "client certificate file")
-	f.stringVar(&o.conn.keyFile, "", "client-key", "", "client key file")
-	f.boolVar(&o.conn.insecure, "", "insecure-skip-tls-verify", false, "do not verify the server's certificate (insecure)")
-	f.durationVar(&o.requestTimeout, "request-timeout", defaultRequestTimeout,
-		"how long to wait for the server before the first sync")
-	f.stringVar(&o.metricsAddr, "", "metrics-addr", "", "serve /metrics, /healthz and /readyz on this address, e.g. 127.0.0.1:9090")
-	f.boolVar(&o.verbose, "v", "verbose", false, "log the informer's reconnects and retries on stderr")
-	f.boolVar(&o.sim, "", "sim", false, "run against a built-in simulated cluster (all namespaces unless -n)")
-	f.intVar(&o.simPods, "sim-pods", defaultSimPods, "pods in the simulated cluster")
-	f.intVar(&o.simNamespaces, "sim-namespaces", defaultSimNamespaces, "namespaces the simulated pods spread over")
-	f.floatVar(&o.simRate, "sim-rate", defaultSimRate, "simulated changes per second")
-	f.boolVar(help, "h", "help", false, "show this help")
-	return f
+// addGetFlags defines the get command's flags on fs, kubectl's names,
+// shorthands and defaults.
+func addGetFlags(fs *pflag.FlagSet, o *getOptions) {
+	fs.BoolVarP(&o.watch, "watch", "w", true, "after listing, watch for changes (--watch=false lists once)")
+	fs.BoolVar(&o.watchOnly, "watch-only", false, "watch for changes without printing the initial list")
+	fs.StringVarP(&o.namespace, "namespace", "n", "", "namespace (default: the kubeconfig context's)")
+	fs.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "every namespace")
+	fs.StringVarP(&o.selector, "selector", "l", "", "label selector, e.g. app=web,tier!=db")
+	fs.StringVar(&o.fieldSelector, "field-selector", "", "field selector, e.g. status.phase=Running")
+	fs.StringVarP(&o.output, "output", "o", "",
+		"output format: wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, custom-columns=SPEC, custom-columns-file=FILE")
+	fs.BoolVar(&o.allowMissing, "allow-missing-template-keys", true,
+		"with -o jsonpath or custom-columns, print nothing for a missing field instead of failing")
+	fs.BoolVar(&o.watchEvents, "output-watch-events", false, `print each change as a watch event: {"type": ..., "object": ...}, or an EVENT column`)
+	fs.BoolVar(&o.noHeaders, "no-headers", false, "omit the table header")
+	fs.StringVar(&o.sortBy, "sort-by", "", "sort the initial list by this JSONPath, e.g. '{.metadata.name}' or .status.startTime")
+	fs.StringSliceVarP(&o.labelColumns, "label-columns", "L", nil, "a column for each of these labels, e.g. -L app,tier")
+	fs.BoolVar(&o.showLabels, "show-labels", false, "a LABELS column")
+	fs.BoolVar(&o.showKind, "show-kind", false, "name objects as kind/name")
+	fs.BoolVar(&o.ignoreNotFound, "ignore-not-found", false, "a named object that does not exist is not an error")
+	fs.Int64Var(&o.chunkSize, "chunk-size", defaultChunkSize, "list in pages of this many objects (0: one page)")
+	fs.StringVar(&o.conn.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
+	fs.StringVar(&o.conn.context, "context", "", "kubeconfig context to use")
+	fs.StringVarP(&o.conn.server, "server", "s", "", "API server address, overriding the kubeconfig (no scheme: http, as kubectl)")
+	fs.StringVar(&o.conn.token, "token", "", "bearer token")
+	fs.StringVar(&o.conn.caFile, "certificate-authority", "", "CA certificate file to trust")
+	fs.StringVar(&o.conn.certFile, "client-certificate", "", "client certificate file")
+	fs.StringVar(&o.conn.keyFile, "client-key", "", "client key file")
+	fs.BoolVar(&o.conn.insecure, "insecure-skip-tls-verify", false, "do not verify the server's certificate (insecure)")
+	o.requestTimeout = defaultRequestTimeout
+	fs.Var(timeoutValue{&o.requestTimeout}, "request-timeout",
+		"how long to wait for the server: 3 (seconds), 1m, 0 for no bound (default: 30s before the first sync)")
+	fs.Lookup("request-timeout").DefValue = "30s"
+	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz on this address, e.g. 127.0.0.1:9090")
+	fs.IntVarP(&o.verbosity, "v", "v", 0, "log level: 2 informer events, 4 retries and reconnects, 6 requests, 7 request headers")
+	fs.BoolVar(&o.sim, "sim", false, "run against a built-in simulated cluster (all namespaces unless -n)")
+	fs.IntVar(&o.simPods, "sim-pods", defaultSimPods, "pods in the simulated cluster")
+	fs.IntVar(&o.simNamespaces, "sim-namespaces", defaultSimNamespaces, "namespaces the simulated pods spread over")
+	fs.Float64Var(&o.simRate, "sim-rate", defaultSimRate, "simulated changes per second")
+	addLiveFlags(fs, o)
 }
 
-// parseGetArgs parses the get command's arguments.
-func parseGetArgs(args []string, e *env) (*getOptions, error) {
-	o := &getOptions{}
-	var help bool
-	f := getFlagSet(o, &help)
-	pos, err := f.parse(args)
+// validate checks the flags together and reads the positional arguments:
+// TYPE [NAME...], TYPE1,TYPE2 [NAME...] or TYPE/NAME... . changed reports
+// whether a flag was set on the command line.
+func (o *getOptions) validate(args []string, changed func(string) bool) error {
+	reqs, err := parseRequests(args)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if help {
-		fmt.Fprint(e.stdout, getHelpHead+f.helpText())
-		return nil, flag.ErrHelp
+	o.requests = reqs
+	o.requestTimeoutSet = changed("request-timeout")
+	if o.watchOnly {
+		o.watch = true
 	}
-	return o, o.validate(pos)
-}
-
-func (o *getOptions) validate(pos []string) error {
-	if len(pos) > 1 && pos[0] == "get" { // "kwatch -A get pods": flags came first
-		pos = pos[1:]
-	}
-	switch len(pos) {
-	case 0:
-		return usagef("name a resource to watch, e.g. \"kwatch pods\" (see kwatch --help)")
-	case 1:
-		o.resource = pos[0]
-	case 2:
-		o.resource, o.name = pos[0], pos[1]
-	default:
-		return usagef("too many arguments %q: expected RESOURCE [NAME]", pos)
-	}
-	switch o.output {
-	case "", "wide", "json", "yaml", "name":
-	default:
-		return usagef("unknown output format %q: use wide, json, yaml or name", o.output)
+	if err := o.readOutput(); err != nil {
+		return err
 	}
 	switch {
 	case o.allNamespaces && o.namespace != "":
 		return usagef("--namespace and --all-namespaces exclude each other")
-	case o.requestTimeout <= 0:
-		return usagef("--request-timeout must be positive, got %s", o.requestTimeout)
 	case o.sim && (o.conn != connFlags{}):
 		return usagef("--sim runs its own cluster: it takes no --kubeconfig, --context, --server or credentials")
 	case o.simPods < 0 || o.simNamespaces < 1 || o.simRate < 0:
 		return usagef("--sim-pods must be >= 0, --sim-namespaces >= 1 and --sim-rate >= 0")
+	case o.chunkSize < 0:
+		return usagef("--chunk-size must be >= 0, got %d", o.chunkSize)
+	case o.watch && len(o.requests) > 1:
+		return usagef("you may only specify a single resource type when watching (--watch=false lists several)")
+	case o.watch && len(o.requests[0].names) > 1:
+		return usagef("watching takes at most one object name, got %d (--watch=false lists several)", len(o.requests[0].names))
+	case o.sortBy != "" && o.watchEvents:
+		return usagef("--sort-by sorts a table or list; it cannot sort --output-watch-events")
 	}
 	return nil
 }
 
-const getHelpHead = `List RESOURCE, then watch it and print every change until interrupted.
+// parseRequests reads the positional arguments as kubectl does.
+func parseRequests(args []string) ([]request, error) {
+	if len(args) == 0 {
+		return nil, usagef("name a resource to watch, e.g. \"kwatch pods\" (see kwatch help get)")
+	}
+	if strings.Contains(args[0], "/") {
+		var reqs []request
+		for _, a := range args {
+			typ, name, ok := strings.Cut(a, "/")
+			if !ok || typ == "" || name == "" {
+				return nil, usagef("there is no need to specify a resource type as a separate argument when passing arguments in resource/name form (got %q)", a)
+			}
+			reqs = addName(reqs, typ, name)
+		}
+		return reqs, nil
+	}
+	var reqs []request
+	for _, typ := range strings.Split(args[0], ",") {
+		if typ == "" {
+			return nil, usagef("empty resource type in %q", args[0])
+		}
+		reqs = append(reqs, request{resource: typ, names: args[1:]})
+	}
+	for _, a := range args[1:] {
+		if strings.Contains(a, "/") {
+			return nil, usagef("arguments in resource/name form must have a single resource and name (got %q after %q)", a, args[0])
+		}
+	}
+	return reqs, nil
+}
+
+// addName adds TYPE/NAME to reqs, grouping names of one type as kubectl
+// prints them: in the order the types first appear.
+func addName(reqs []request, typ, name string) []request {
+	for i := range reqs {
+		if reqs[i].resource == typ {
+			reqs[i].names = append(reqs[i].names, name)
+			return reqs
+		}
+	}
+	return append(reqs, request{resource: typ, names: []string{name}})
+}
+
+// readOutput reads -o into a format and, for templates, their text.
+func (o *getOptions) readOutput() error {
+	kind, arg, _ := strings.Cut(o.output, "=")
+	switch kind {
+	case "":
+		o.format = formatTable
+	case "wide":
+		o.format = formatWide
+	case "json":
+		o.format = formatJSON
+	case "yaml":
+		o.format = formatYAML
+	case "name":
+		o.format = formatName
+	case "jsonpath", "jsonpath-file", "custom-columns", "custom-columns-file":
+		o.format = formatJSONPath
+		if strings.HasPrefix(kind, "custom-columns") {
+			o.format = formatCustomColumns
+		}
+		text := arg
+		if strings.HasSuffix(kind, "-file") {
+			b, err := os.ReadFile(arg)
+			if err != nil {
+				return usagef("-o %s: %v", kind, err)
+			}
+			text = string(b)
+			o.templateFile = true
+		}
+		if strings.TrimSpace(text) == "" {
+			return usagef("-o %s needs a template, e.g. -o %s", kind, exampleTemplate(kind))
+		}
+		o.template = text
+	default:
+		return usagef("unknown output format %q: use wide, json, yaml, name, jsonpath=..., jsonpath-file=..., custom-columns=... or custom-columns-file=...", o.output)
+	}
+	return nil
+}
+
+func exampleTemplate(kind string) string {
+	if strings.HasPrefix(kind, "custom-columns") {
+		return "custom-columns=NAME:.metadata.name"
+	}
+	return "jsonpath='{.items[*].metadata.name}'"
+}
+
+// tableOutput: the command prints kubectl's table (perhaps wide).
+func (o *getOptions) tableOutput() bool { return o.format == formatTable || o.format == formatWide }
+
+// String is the request for messages: "pods", "pods web-1".
+func (r request) String() string {
+	return strings.TrimSpace(r.resource + " " + strings.Join(r.names, " "))
+}
+
+var _ fmt.Stringer = request{}
+
+const getLong = `List RESOURCE, then watch it and print every change until interrupted.
 
 Usage:
-  kwatch [get] RESOURCE [NAME] [flags]
+  kwatch [get] TYPE [NAME...] [flags]
+  kwatch [get] TYPE/NAME... [flags]
+  kwatch [get] TYPE1,TYPE2 [NAME...] --watch=false [flags]
 
-RESOURCE is a plural, singular, short name or kind (pods, pod, po, Pod,
-deploy, deployments.apps). Pods print kubectl's pod table; other resources
-NAME and AGE. While watching, an EVENT column (ADDED, MODIFIED, DELETED)
-comes first. Flags may come before or after RESOURCE.
+TYPE is a plural, singular, short name or kind (pods, pod, po, Pod,
+deploy, deployments.apps). The table is kubectl's; while watching, every
+change is a new row (with --output-watch-events, an EVENT column says
+ADDED, MODIFIED or DELETED). Flags may come before or after TYPE.
 
 Examples:
   kwatch pods
@@ -141,8 +285,9 @@ Examples:
   kwatch get deploy -n kube-system
   kwatch pods -l app=web --field-selector status.phase=Running
   kwatch pods -o json --output-watch-events
-  kwatch pods --watch=false -o yaml
+  kwatch pods --watch=false -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}'
+  kwatch pods --watch=false -o custom-columns=NAME:.metadata.name,NODE:.spec.nodeName --sort-by=.spec.nodeName
+  kwatch pods,services --watch=false
+  kwatch pod/web-1 -o yaml --watch=false
   kwatch pods --sim --sim-pods 2000 --sim-rate 20
-
-Flags:
 `

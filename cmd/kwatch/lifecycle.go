@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/kwatch/kwatch/informer"
 	"github.com/kwatch/kwatch/kube"
 )
@@ -91,4 +93,32 @@ func monitor(ctx context.Context, e *env, inf healthSource) {
 			announced = true
 		}
 	}
+}
+
+// group is the command's goroutines: an errgroup (the first error cancels
+// the others) whose context the command can also cancel itself, to end
+// the watch at a write error or when listing once is done. Build it with
+// newGroup; whoever builds it calls Stop.
+type group struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	eg     *errgroup.Group
+}
+
+func newGroup(parent context.Context) *group {
+	ctx, cancel := context.WithCancel(parent)
+	eg, ctx := errgroup.WithContext(ctx)
+	return &group{ctx: ctx, cancel: cancel, eg: eg}
+}
+
+// Go runs fn on a new goroutine with the group's context.
+func (g *group) Go(fn func(ctx context.Context) error) {
+	g.eg.Go(func() error { return fn(g.ctx) })
+}
+
+// Stop cancels the group's context and waits for every goroutine; it
+// returns the first error one of them returned.
+func (g *group) Stop() error {
+	g.cancel()
+	return g.eg.Wait()
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +10,9 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kwatch/kwatch/kube"
 )
@@ -44,56 +45,184 @@ type env struct {
 // SIGINT or SIGTERM, which is a normal end (status 0).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e := &env{stdout: stdout, stderr: stderr, outTTY: isTerminal(stdout), errTTY: isTerminal(stderr), getenv: os.Getenv}
-	err := dispatch(ctx, e, args)
-	switch {
-	case err == nil:
-		return exitOK
-	case errors.Is(err, flag.ErrHelp):
+	root := newRootCommand(e)
+	root.SetArgs(withGetShortcut(root, args))
+	err := root.ExecuteContext(ctx)
+	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(stderr, "kwatch: "+oneLine(err.Error()))
-	var ue *usageError
-	if errors.As(err, &ue) {
+	printErrors(stderr, err, "kwatch: ")
+	if isUsage(err) {
 		return exitUsage
 	}
 	return exitError
 }
 
-func dispatch(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprint(e.stdout, mainHelp)
-		return nil
+// newRootCommand builds the command tree: get (also reached as
+// "kwatch RESOURCE"), sim, version, completion and help. Errors are
+// printed once, by run, and usage only on request.
+func newRootCommand(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "kwatch",
+		Short:         "List and watch Kubernetes resources, like kubectl get -w that never gives up",
+		Long:          mainHelp,
+		Version:       versionString(),
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return cmd.Help()
+		},
 	}
-	switch args[0] {
-	case "help":
-		return help(ctx, e, args[1:])
-	case "-h", "--help", "-help":
-		fmt.Fprint(e.stdout, mainHelp)
-		return nil
-	case "--version", "-version", "version":
-		fmt.Fprintln(e.stdout, versionString())
-		return nil
-	case "sim":
-		return runSim(ctx, e, args[1:])
-	case "get":
-		return runGet(ctx, e, args[1:])
-	}
-	return runGet(ctx, e, args)
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.SetHelpTemplate(helpTemplate)
+	root.SetUsageTemplate(usageTemplate)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return explainFlagError(err) })
+	root.AddCommand(newGetCommand(e), newSimCommand(e), newVersionCommand(e))
+	root.SetHelpCommand(newHelpCommand(root))
+	root.CompletionOptions.HiddenDefaultCmd = false
+	return root
 }
 
-// help answers "kwatch help [COMMAND]": the main help, or the command's.
-func help(ctx context.Context, e *env, args []string) error {
+func newVersionCommand(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			fmt.Fprintln(e.stdout, versionString())
+			return nil
+		},
+	}
+}
+
+// newHelpCommand is "kwatch help [COMMAND]": cobra's, except that an
+// unknown topic is a usage error rather than the main help.
+func newHelpCommand(root *cobra.Command) *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		RunE: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return root.Help()
+			}
+			cmd, _, err := root.Find(args)
+			if err != nil || cmd == root {
+				return usagef("no help for %q: try \"kwatch help get\" or \"kwatch help sim\"", strings.Join(args, " "))
+			}
+			return cmd.Help()
+		},
+		ValidArgsFunction: func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			var names []cobra.Completion
+			for _, c := range root.Commands() {
+				if c.IsAvailableCommand() {
+					names = append(names, c.Name())
+				}
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
+	}
+}
+
+// withGetShortcut makes "kwatch pods ..." mean "kwatch get pods ...": when
+// the first argument that is not a flag (or a flag's value) names no
+// command, "get" is put in front. "kwatch -A get pods", with flags before
+// the command, becomes "kwatch get -A pods". Shell completion
+// ("kwatch __complete pods ...") is rewritten the same way.
+func withGetShortcut(root *cobra.Command, args []string) []string {
+	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
+		return append([]string{args[0]}, withGetShortcut(root, args[1:])...)
+	}
 	if len(args) == 0 {
-		fmt.Fprint(e.stdout, mainHelp)
-		return nil
+		return args
 	}
-	switch args[0] {
-	case "get":
-		return runGet(ctx, e, []string{"--help"})
-	case "sim":
-		return runSim(ctx, e, []string{"--help"})
+	get, _, _ := root.Find([]string{"get"})
+	i := firstPositional(get, args)
+	switch {
+	case i < 0:
+		if len(args) > 0 && isHelpFlag(args[0]) || args[0] == "--version" {
+			return args // "kwatch -h", "kwatch --version"
+		}
+		if onlyRootFlags(args) {
+			return args
+		}
+		return append([]string{"get"}, args...) // "kwatch -n demo": get says what is missing
+	case isCommand(root, args[i]):
+		if i == 0 {
+			return args
+		}
+		// Flags before the command: move the command to the front.
+		out := append([]string{args[i]}, args[:i]...)
+		return append(out, args[i+1:]...)
 	}
-	return usagef("no help for %q: try \"kwatch help get\" or \"kwatch help sim\"", args[0])
+	return append([]string{"get"}, args...)
+}
+
+func isHelpFlag(a string) bool { return a == "-h" || a == "--help" }
+
+// onlyRootFlags: every argument is one the root command itself answers.
+func onlyRootFlags(args []string) bool {
+	for _, a := range args {
+		if !isHelpFlag(a) && a != "--version" {
+			return false
+		}
+	}
+	return true
+}
+
+func isCommand(root *cobra.Command, name string) bool {
+	if name == "help" {
+		return true
+	}
+	for _, c := range root.Commands() {
+		if c.Name() == name || c.HasAlias(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// firstPositional returns the index of the first argument of args that
+// is neither a flag of cmd nor a flag's value, or -1.
+func firstPositional(cmd *cobra.Command, args []string) int {
+	fs := cmd.Flags()
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			if i+1 < len(args) {
+				return i + 1
+			}
+			return -1
+		case strings.HasPrefix(a, "--"):
+			name, _, hasValue := strings.Cut(a[2:], "=")
+			if f := fs.Lookup(name); f != nil && !hasValue && f.NoOptDefVal == "" {
+				i++ // "--namespace demo"
+			}
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			if !strings.Contains(a, "=") && shortValueAt(fs, a) == len(a) {
+				i++ // "-n demo", "-Ao wide"; not "-ndemo" or "-Aw"
+			}
+		default:
+			return i
+		}
+	}
+	return -1
+}
+
+// shortValueAt returns where, in a group of short flags like "-Aw" or
+// "-ndemo", the value of the first flag that takes one starts: the index
+// after its letter, so len(a) when the value is the next argument. It is
+// -1 when no flag of the group takes a value.
+func shortValueAt(fs *pflag.FlagSet, a string) int {
+	for j := 1; j < len(a); j++ {
+		if f := fs.ShorthandLookup(a[j : j+1]); f != nil && f.NoOptDefVal == "" {
+			return j + 1
+		}
+	}
+	return -1
 }
 
 // oneLine keeps an error message on one line: server messages may hold
@@ -121,6 +250,7 @@ disconnects, expired resourceVersions (410) and API server restarts by itself.
 Usage:
   kwatch [get] RESOURCE [NAME] [flags]   list, then watch and print changes
   kwatch sim [flags]                     serve a simulated cluster for other clients
+  kwatch completion SHELL                shell completion (bash, zsh, fish, powershell)
   kwatch version                         print the version
 
 Examples:
@@ -132,5 +262,17 @@ Examples:
   kwatch pods --sim                      against a built-in simulated cluster
   kwatch sim --addr 127.0.0.1:8080       serve the simulated cluster
 
-Run "kwatch get --help" or "kwatch sim --help" for the flags.
+Run "kwatch help get" or "kwatch help sim" for the flags.
 `
+
+// helpTemplate prints a command's Long text (which holds its usage and
+// examples), then its flags; the root command's Long says everything.
+const helpTemplate = `{{with .Long}}{{.}}{{end}}{{if and .HasParent .HasAvailableLocalFlags}}
+Flags:
+{{.LocalFlags.FlagUsages}}{{end}}`
+
+const usageTemplate = `Usage:
+  {{.UseLine}}
+{{if .HasAvailableLocalFlags}}
+Flags:
+{{.LocalFlags.FlagUsages}}{{end}}`

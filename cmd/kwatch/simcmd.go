@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/base64"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // simOptions are the flags of "kwatch sim".
@@ -16,36 +18,50 @@ type simOptions struct {
 	dir string // where the kubeconfig (and the CA) are written
 }
 
-func parseSimArgs(args []string, e *env) (*simOptions, error) {
+// newSimCommand is "kwatch sim".
+func newSimCommand(e *env) *cobra.Command {
 	o := &simOptions{}
-	var help bool
-	f := newFlagSet("sim")
-	f.stringVar(&o.addr, "", "addr", "127.0.0.1:8080", "address to listen on")
-	f.boolVar(&o.tls, "", "tls", false, "serve TLS (HTTP/2) with a self-signed certificate")
-	f.stringVar(&o.token, "", "token", "", "require this bearer token")
-	f.intVar(&o.pods, "pods", 1000, "pods to create at start")
-	f.intVar(&o.namespaces, "namespaces", 10, "namespaces the pods spread over (ns-000, ns-001, ...)")
-	f.floatVar(&o.rate, "rate", 5, "pod changes per second (creates, updates, deletes); 0 for none")
-	f.durationVar(&o.bookmarkInterval, "bookmark-interval", time.Minute, "period of BOOKMARK events on watches")
-	f.intVar(&o.historySize, "history", 0, "watch history kept, in events (0: the simulator's default)")
-	f.stringVar(&o.dir, "", "dir", "", "directory for the kubeconfig and CA files (default: a new temporary one)")
-	f.boolVar(&help, "h", "help", false, "show this help")
-	pos, err := f.parse(args)
-	switch {
-	case err != nil:
-		return nil, err
-	case help:
-		fmt.Fprint(e.stdout, simHelpHead+f.helpText())
-		return nil, flag.ErrHelp
-	case len(pos) > 0:
-		return nil, usagef("kwatch sim takes no arguments, got %q", pos)
-	case o.pods < 0 || o.namespaces < 1 || o.rate < 0 || o.historySize < 0 || o.bookmarkInterval <= 0:
-		return nil, usagef("--pods and --history must be >= 0, --namespaces >= 1, --rate >= 0, --bookmark-interval > 0")
+	cmd := &cobra.Command{
+		Use:   "sim [flags]",
+		Short: "Serve a simulated cluster for other clients, kubectl included",
+		Long:  simLong,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("kwatch sim takes no arguments, got %q", args)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.validate(); err != nil {
+				return err
+			}
+			return runSim(cmd.Context(), e, o)
+		},
 	}
-	return o, nil
+	addSimFlags(cmd.Flags(), o)
+	return cmd
 }
 
-const simHelpHead = `Serve a simulated Kubernetes API server with churning pods, for kwatch,
+func addSimFlags(fs *pflag.FlagSet, o *simOptions) {
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fs.BoolVar(&o.tls, "tls", false, "serve TLS (HTTP/2) with a self-signed certificate")
+	fs.StringVar(&o.token, "token", "", "require this bearer token")
+	fs.IntVar(&o.pods, "pods", 1000, "pods to create at start")
+	fs.IntVar(&o.namespaces, "namespaces", 10, "namespaces the pods spread over (ns-000, ns-001, ...)")
+	fs.Float64Var(&o.rate, "rate", 5, "pod changes per second (creates, updates, deletes); 0 for none")
+	fs.DurationVar(&o.bookmarkInterval, "bookmark-interval", time.Minute, "period of BOOKMARK events on watches")
+	fs.IntVar(&o.historySize, "history", 0, "watch history kept, in events (0: the simulator's default)")
+	fs.StringVar(&o.dir, "dir", "", "directory for the kubeconfig and CA files (default: a new temporary one)")
+}
+
+func (o *simOptions) validate() error {
+	if o.pods < 0 || o.namespaces < 1 || o.rate < 0 || o.historySize < 0 || o.bookmarkInterval <= 0 {
+		return usagef("--pods and --history must be >= 0, --namespaces >= 1, --rate >= 0, --bookmark-interval > 0")
+	}
+	return nil
+}
+
+const simLong = `Serve a simulated Kubernetes API server with churning pods, for kwatch,
 kubectl or any other client, until interrupted.
 
 Usage:
@@ -54,16 +70,10 @@ Usage:
 Examples:
   kwatch sim --addr 127.0.0.1:8080
   kwatch sim --tls --token secret --pods 5000 --rate 50
-
-Flags:
 `
 
 // runSim is "kwatch sim": it serves until ctx ends.
-func runSim(ctx context.Context, e *env, args []string) error {
-	o, err := parseSimArgs(args, e)
-	if err != nil {
-		return err
-	}
+func runSim(ctx context.Context, e *env, o *simOptions) error {
 	g := newGroup(ctx)
 	r, err := o.start(ctx, g)
 	if err == nil {
