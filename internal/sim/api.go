@@ -158,7 +158,7 @@ type patchOp struct {
 	ns, name  string
 	patch     []byte
 	mediaType string
-	part      writePart // what the patch may change; partWhole for in-process patches
+	part      writePart   // what the patch may change; partWhole for in-process patches
 	owner     *fieldOwner // who makes a client's patch; nil in process
 	dryRun    bool
 }

@@ -25,11 +25,11 @@ type deleteOptions struct {
 
 // deleteBody is the part of DeleteOptions the simulator reads.
 type deleteBody struct {
-	Kind              string `json:"kind"`
-	APIVersion        string `json:"apiVersion"`
-	GracePeriod       *int64 `json:"gracePeriodSeconds"`
+	Kind              string  `json:"kind"`
+	APIVersion        string  `json:"apiVersion"`
+	GracePeriod       *int64  `json:"gracePeriodSeconds"`
 	PropagationPolicy *string `json:"propagationPolicy"`
-	Orphan            *bool `json:"orphanDependents"`
+	Orphan            *bool   `json:"orphanDependents"`
 	Preconditions     struct {
 		UID             *string `json:"uid"`
 		ResourceVersion *string `json:"resourceVersion"`

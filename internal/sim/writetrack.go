@@ -41,6 +41,16 @@ func (s *Server) trackLocked(op *writeOp, cur *object) *StatusError {
 	if op.owner.now.IsZero() {
 		op.owner.now = s.store.clock()
 	}
+	if op.r.info.key() == "namespaces" {
+		// Defaulting, which the real server does before tracking fields, sets
+		// this label (completeMeta sets it again on every write).
+		lbl, _ := metadataOf(op.m)["labels"].(map[string]any)
+		if lbl == nil {
+			lbl = map[string]any{}
+			metadataOf(op.m)["labels"] = lbl
+		}
+		lbl["kubernetes.io/metadata.name"] = op.name
+	}
 	var live map[string]any
 	if cur != nil {
 		if err := json.Unmarshal(cur.raw, &live); err != nil {
