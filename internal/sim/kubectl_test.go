@@ -96,6 +96,8 @@ func TestKubectl(t *testing.T) {
 
 	t.Run("create in protobuf", func(t *testing.T) { kubectlCreateProtobuf(t, k) })
 
+	t.Run("writes", func(t *testing.T) { kubectlWrites(t, h, k) })
+
 	t.Run("other kinds", func(t *testing.T) {
 		_, err := h.Server.Create("deployments.apps", []byte(`{"metadata":{"name":"web","namespace":"team-0"},"spec":{"replicas":2}}`))
 		require.NoError(t, err)
