@@ -10,9 +10,10 @@ build:
 	$(GO) build ./...
 
 # test runs every test: the library module's tests with the race
-# detector, a short fuzz of every parser, and the conformance suite against
-# a real kube-apiserver and etcd and against the simulator.
-test: unit bench-test fuzz conformance
+# detector, the nested adapter modules' tests, a short fuzz of every parser,
+# and the conformance suite against a real kube-apiserver and etcd and
+# against the simulator.
+test: unit adapters bench-test fuzz conformance
 
 # unit runs the library module's tests only (a few minutes), with the
 # kubectl built below first on PATH, then the allocation-count tests once
@@ -117,3 +118,14 @@ bench-writes:
 # bench-test runs a tiny version of the harness, so CI sees it still works.
 bench-test:
 	cd internal/bench && $(GO) test $(RACE) -short -count=1 ./...
+
+# adapters vets and tests the nested modules that adapt kwatch to other
+# libraries (metrics/prometheus: prometheus/client_golang), kept out of the
+# library module so that it does not depend on them.
+ADAPTER_MODULES = metrics/prometheus
+.PHONY: adapters
+adapters:
+	@for m in $(ADAPTER_MODULES); do \
+		echo "adapter module $$m"; \
+		(cd $$m && $(GO) vet ./... && $(GO) test $(RACE) -count=1 ./...) || exit 1; \
+	done
