@@ -170,12 +170,13 @@ func TestOtherResources(t *testing.T) {
 	require.Equal(t, "No resources found in default namespace.\n", r.stderr)
 }
 
-// TestWatchTable follows a watch: the initial list as ADDED rows, then a
+// TestWatchTable follows a watch with --output-watch-events (kubectl's
+// EVENT column): the initial list as ADDED rows, then a
 // change, a new pod and a delete; SIGINT ends it with status 0 and a whole
 // last line.
 func TestWatchTable(t *testing.T) {
 	h, kc := demo(t, sim.Options{})
-	p := start(t, testEnv(t), "pods", "-n", "demo", "--kubeconfig", kc)
+	p := start(t, testEnv(t), "pods", "-n", "demo", "--output-watch-events", "--kubeconfig", kc)
 	lines := readLines(t, p.stdout)
 	got := lines.until(func(l string) bool { return strings.Contains(l, "web-2") })
 	require.Regexp(t, `^EVENT +NAME +READY +STATUS +RESTARTS +AGE$`, got[0])

@@ -61,38 +61,101 @@ func waitSynced(ctx context.Context, w watched, o *getOptions) (bool, error) {
 // so: the informer resumes an ended watch within moments, which is routine.
 const reconnectNotice = 3 * time.Second
 
+// monitorEvery is how often the status line is brought up to date.
+const monitorEvery = 500 * time.Millisecond
+
 // monitor tells the user, on stderr, when the watch has been down for a
-// while and when it is back, until ctx ends. Printing stays true meanwhile:
-// the informer relists and the emitter prints what changed.
+// while and when it is back, until ctx ends. On a terminal a status line
+// says "reconnecting since 15:04:05 (42s)" and the last error, redrawn as
+// it changes; elsewhere one line says the watch was interrupted. Either
+// way a line says when watching resumed. Printing goes on meanwhile: the
+// informer relists and the emitter prints what changed.
 func monitor(ctx context.Context, e *env, inf healthSource) {
-	tick := time.NewTicker(10 * pollEvery)
+	tick := time.NewTicker(monitorEvery)
 	defer tick.Stop()
-	var downSince time.Time
-	announced := false
+	st := e.status
+	var m reconnectMonitor
+	shown := "" // the status line on the screen
 	for {
 		select {
 		case <-ctx.Done():
+			st.Clear()
 			return
 		case <-tick.C:
 		}
 		h := inf.Health()
-		switch {
-		case h.Watching && announced:
-			fmt.Fprintf(e.stderr, "kwatch: watching again after %s\n", time.Since(downSince).Round(time.Second))
-			announced, downSince = false, time.Time{}
-		case h.Watching:
-			downSince = time.Time{}
-		case downSince.IsZero():
-			downSince = time.Now()
-		case !announced && time.Since(downSince) > reconnectNotice:
-			msg := "kwatch: watch interrupted, reconnecting"
-			if h.LastError != nil {
-				msg += " (last error: " + oneLine(h.LastError.Error()) + ")"
+		switch act := m.step(h, time.Now()); act.kind {
+		case actShow:
+			if st.tty {
+				if text := fitWidth(act.text, e.errWidth()); text != shown {
+					st.Show(text)
+					shown = text
+				}
+			} else if !m.told {
+				msg := "kwatch: watch interrupted, reconnecting"
+				if h.LastError != nil {
+					msg += " (last error: " + oneLine(h.LastError.Error()) + ")"
+				}
+				st.Println(msg)
 			}
-			fmt.Fprintln(e.stderr, msg)
-			announced = true
+			m.told = true
+		case actResumed:
+			st.Println(act.text)
+			shown = ""
 		}
 	}
+}
+
+// reconnectMonitor is monitor's state: when the watch went down and
+// whether the user was told. step is its one transition function.
+type reconnectMonitor struct {
+	downSince time.Time // zero while watching
+	announced bool      // the status line (or the line) was shown for this outage
+	told      bool      // without a terminal: the one line was printed
+}
+
+type monitorAction struct {
+	kind int // actNone, actShow or actResumed
+	text string
+}
+
+const (
+	actNone = iota
+	actShow
+	actResumed
+)
+
+// step moves the monitor on by one look at the informer's health.
+func (m *reconnectMonitor) step(h informer.Health, now time.Time) monitorAction {
+	switch {
+	case h.Watching && m.announced:
+		since := m.downSince
+		*m = reconnectMonitor{}
+		return monitorAction{kind: actResumed, text: resumedText(since, now)}
+	case h.Watching:
+		m.downSince = time.Time{}
+		return monitorAction{}
+	case m.downSince.IsZero():
+		m.downSince = now
+		return monitorAction{}
+	case m.announced || now.Sub(m.downSince) > reconnectNotice:
+		m.announced = true
+		return monitorAction{kind: actShow, text: reconnectText(m.downSince, now, h.LastError)}
+	}
+	return monitorAction{}
+}
+
+// fitWidth cuts a status line to the terminal's width (less one column,
+// so that it never wraps): a wrapped line cannot be erased in place.
+func fitWidth(s string, width int) string {
+	if width <= 1 {
+		width = 120
+	}
+	r := []rune(s)
+	if len(r) < width {
+		return s
+	}
+	return string(r[:width-2]) + "…"
 }
 
 // group is the command's goroutines: an errgroup (the first error cancels

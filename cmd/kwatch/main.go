@@ -39,12 +39,21 @@ type env struct {
 	stdout, stderr io.Writer
 	outTTY, errTTY bool
 	getenv         func(string) string
+	// status is the reconnecting line on stderr (drawn only on a
+	// terminal); errWidth is stderr's width in columns, 0 if unknown.
+	status   *statusLine
+	errWidth func() int
 }
 
 // run is the whole program; it returns the exit status. ctx ends on
 // SIGINT or SIGTERM, which is a normal end (status 0).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e := &env{stdout: stdout, stderr: stderr, outTTY: isTerminal(stdout), errTTY: isTerminal(stderr), getenv: os.Getenv}
+	e.status = &statusLine{w: stderr, tty: e.errTTY}
+	e.errWidth = func() int { return terminalWidth(stderr) }
+	if e.outTTY && e.errTTY {
+		e.stdout = statusClearing{w: stdout, status: e.status}
+	}
 	root := newRootCommand(e)
 	root.SetArgs(withGetShortcut(root, args))
 	err := root.ExecuteContext(ctx)

@@ -41,7 +41,7 @@ func httpGet(t *testing.T, url string) (int, string) {
 func TestMetricsEndpoints(t *testing.T) {
 	h, kc := demo(t, sim.Options{})
 	addr := freeAddr(t)
-	p := start(t, testEnv(t), "pods", "-n", "demo", "--metrics-addr", addr, "--kubeconfig", kc)
+	p := start(t, testEnv(t), "pods", "-n", "demo", "--output-watch-events", "--metrics-addr", addr, "--kubeconfig", kc)
 	lines := readLines(t, p.stdout)
 	lines.until(func(l string) bool { return strings.Contains(l, "web-2") })
 	_, err := h.Server.Delete("pods", "demo", "web-1")

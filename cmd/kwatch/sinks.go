@@ -74,7 +74,7 @@ func newTable(out io.Writer, e *env, o *getOptions, t *target, headers []string,
 		headers = append([]string{"NAMESPACE"}, headers...)
 		mins = append([]int{0}, mins...)
 	}
-	return &printers.Table{W: out, Headers: headers, MinWidths: mins, Event: o.watch,
+	return &printers.Table{W: out, Headers: headers, MinWidths: mins, Event: o.watchEvents,
 		Color: e.useColor(), NoHeader: o.noHeaders, Slack: watchSlack(o)}
 }
 
@@ -160,7 +160,7 @@ func newStream(out io.Writer, o *getOptions, t *target) *printers.Stream {
 	}
 	// Listing once prints one List document, as kubectl does; watching or
 	// asking for watch events prints one document per change.
-	s.List = !o.watch && !o.watchEvents
+	s.List = !o.watch && !o.watchEvents && !singleObject(o)
 	return s
 }
 

@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"syscall"
+
+	"golang.org/x/term"
 )
 
 // isTerminal reports whether w is a character device (a terminal), without
@@ -26,3 +28,17 @@ func (e *env) useColor() bool {
 
 // isEPIPE reports a write to a pipe whose reader has gone.
 func isEPIPE(err error) bool { return errors.Is(err, syscall.EPIPE) }
+
+// terminalWidth is w's width in columns, 0 when w is not a terminal or
+// its size is unknown.
+func terminalWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok {
+		return 0
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return width
+}
