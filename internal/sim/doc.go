@@ -19,9 +19,10 @@
 //     (create, update, delete, implicit namespace creation) bumps it by one and
 //     records one event. A no-op update keeps the old resourceVersion.
 //   - Resources: pods, namespaces, configmaps, secrets, services, nodes,
-//     deployments.apps, replicasets.apps, plus any RegisterResource adds. Objects are
-//     stored as JSON and encoded once per write: every list, get and watch writes the
-//     stored bytes (watch frames wrap them in a prefix and suffix).
+//     deployments.apps, replicasets.apps, statefulsets.apps, plus any
+//     RegisterResource adds. Objects are stored as JSON and encoded once per
+//     write: every list, get and watch writes the stored bytes (watch frames wrap
+//     them in a prefix and suffix).
 //   - Namespaces are created implicitly by the first object in them. Deletes are
 //     immediate (no graceful deletion, no finalizers, no cascading).
 //   - Pods written with PutPod, LoadPods or the churn generator have realistic
@@ -97,14 +98,63 @@
 //
 //   - POST creates (201; generateName; uid and creationTimestamp set; 409
 //     AlreadyExists), PUT replaces (a stale metadata.resourceVersion is 409
-//     Conflict), PATCH takes merge patches, strategic merge patches (applied as merge
-//     patches: maps merge, lists are replaced) and JSON patches (add, remove,
-//     replace, test); server-side apply is 415. DELETE removes at once and returns
-//     the object at its deletion resourceVersion, honouring uid/resourceVersion
-//     preconditions; DELETE on a collection deletes what its selectors match.
-//     dryRun=All is honoured for create and update.
+//     Conflict), PATCH takes JSON merge patches, JSON patches (add, remove,
+//     replace, which adds a missing member as the real server does, test, move,
+//     copy; one that does not apply is the real server's bare 422), strategic merge
+//     patches and server-side apply. A resourceVersion in a patch or an applied
+//     configuration is a precondition; otherwise a patch that races with another
+//     write is redone on the newer object.
+//   - Strategic merge patch (strategic.go), for the built-in kinds only (custom
+//     resources get 415, as there): lists with a merge key in fieldrules.go merge
+//     by it (containers, initContainers, env and volumes by name, ports by
+//     containerPort, volumeMounts by mountPath, service ports by port,
+//     conditions by type, ownerReferences by uid...), finalizers merge as a set,
+//     other lists are replaced; $patch (replace, delete, in maps and list
+//     items), $retainKeys, $setElementOrder and $deleteFromPrimitiveList work,
+//     and merged lists are ordered as the real server orders them.
+//   - Server-side apply (apply.go; Content-Type application/apply-patch+yaml,
+//     fieldManager required, force=true): the configuration is merged into the
+//     object (created when missing, 201), fields the manager applied before and
+//     no longer applies are removed unless another manager owns them, and a field
+//     another manager owns with another value is a 409 with one
+//     FieldManagerConflict cause per field (status-409-apply-conflict.json) unless
+//     forced. Keyed lists merge by their ownership keys (ports by containerPort and
+//     protocol, TCP when absent); lists the table does not key are atomic.
+//   - metadata.managedFields (managedfields.go) is kept as the real server keeps
+//     it, with structured-merge-diff, the library it uses, over a schema the
+//     simulator builds per write from the objects and fieldrules.go (a map is a
+//     struct unless the table makes it a map of data, as labels, data and
+//     resources.limits are, or atomic, as label selectors are): an Update entry
+//     (FieldsV1) for every client create, update and patch, under fieldManager, or
+//     the User-Agent up to its first '/', or "unknown"; Apply entries; entries of
+//     subresource status and scale (the latter without a time, as there). Writes
+//     without managedFields keep the stored ones, and so do the in-process writes,
+//     which record none. The defaults the real server fills in and the simulator
+//     does not (a deployment's strategy, its pod template's defaults) are missing
+//     from the object and so from its entries.
+//   - Scale subresource (scale.go): GET, PUT and PATCH of deployments/,
+//     replicasets/ and statefulsets/<name>/scale read and write spec.replicas as
+//     an autoscaling/v1 Scale (status.selector as a string), listed by discovery,
+//     so that kubectl scale works. Apply to a Scale is 415.
+//   - DELETE removes at once (no graceful deletion, no finalizers: Foreground and
+//     Orphan delete at once too) and answers the object at its deletion
+//     resourceVersion for pods, services and namespaces, a Status of Success
+//     naming it for other kinds, as the real server does; propagationPolicy,
+//     orphanDependents and gracePeriodSeconds are checked as there (a bad policy is
+//     422); uid and resourceVersion preconditions fail with the real server's 409
+//     (status-409-delete-precondition.json). DELETE on a collection deletes what
+//     its selectors match.
+//   - dryRun=All on create, update, patch, apply and delete answers what the write
+//     would produce (a create's answer has no resourceVersion, as there) and stores
+//     nothing, so no watch sees it; other dryRun values, a fieldManager over 128
+//     bytes and force on a patch that is not an apply are the real server's 422.
+//   - Client writes are validated as the real server validates them
+//     (validate.go, status-422-invalid.json): the name (a DNS-1123 subdomain, a
+//     label for namespaces and services; generateName as its prefix) on create,
+//     and the keys of configmaps' and secrets' data on every write. Nothing else
+//     is validated.
 //   - Status subresource (pods, namespaces, services, nodes, deployments,
-//     replicasets; ResourceInfo.StatusSubresource for others): a create over HTTP
+//     replicasets, statefulsets; ResourceInfo.StatusSubresource for others): a create over HTTP
 //     or with Create discards the status sent and sets the kind's initial one (a pod
 //     gets {phase: Pending, qosClass} with the QoS class computed from its
 //     containers' or pod-level cpu and memory requests and limits, requests
