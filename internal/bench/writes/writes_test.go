@@ -72,7 +72,8 @@ func (c *verbCase[T]) check(ctx context.Context) error {
 	return nil
 }
 
-// checkEncoding checks the one request of a step was sent as the row says.
+// checkEncoding checks the one request of a step was sent as the row says,
+// and answered in JSON.
 func checkEncoding(t *testing.T, row Row, verb Verb, reqs []sent) {
 	t.Helper()
 	require.Len(t, reqs, 1, "requests of one step")
@@ -97,6 +98,12 @@ func checkEncoding(t *testing.T, row Row, verb Verb, reqs []sent) {
 	if got := r.contentType; got != wantType {
 		t.Errorf("%s %s: Content-Type %q, want %q", r.method, r.path, got, wantType)
 	}
+	if !strings.HasPrefix(r.answer, "application/json") {
+		// The package doc and the README's Writes section say the proto
+		// rows decode JSON answers; a server answering protobuf makes them
+		// measure protobuf decoding too.
+		t.Errorf("%s %s: answered %q, not JSON: the proto rows' description is out of date", r.method, r.path, r.answer)
+	}
 	if verb == Delete {
 		return
 	}
@@ -108,6 +115,7 @@ func checkEncoding(t *testing.T, row Row, verb Verb, reqs []sent) {
 // sent is what a request carried.
 type sent struct {
 	method, path, contentType, accept string
+	answer                            string // the response's Content-Type
 }
 
 // recorder records the requests of the rows' transports.
@@ -118,10 +126,15 @@ type recorder struct {
 
 func (rec *recorder) wrap(next http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		s := sent{method: req.Method, path: req.URL.Path, contentType: req.Header.Get("Content-Type"), accept: req.Header.Get("Accept")}
+		resp, err := next.RoundTrip(req)
+		if resp != nil {
+			s.answer = resp.Header.Get("Content-Type")
+		}
 		rec.mu.Lock()
-		rec.reqs = append(rec.reqs, sent{req.Method, req.URL.Path, req.Header.Get("Content-Type"), req.Header.Get("Accept")})
+		rec.reqs = append(rec.reqs, s)
 		rec.mu.Unlock()
-		return next.RoundTrip(req)
+		return resp, err
 	})
 }
 

@@ -152,31 +152,47 @@ func render(r *results, h header) string {
 	}
 	b.WriteString(". One request per iteration; medians of the runs; the server is another process, so allocations are the client's.\n\n")
 	b.WriteString("## Ratios kwatch / client-go\n\n")
-	b.WriteString("req/s above 1: kwatch sends more requests per second; allocs/op and B/op below 1: kwatch allocates less. ")
-	b.WriteString("The last three columns compare kwatch-proto with kwatch-json.\n\n")
-	b.WriteString("| verb | kind | req/s json | req/s proto | allocs/op json | allocs/op proto | B/op json | B/op proto | kwatch proto/json req/s | allocs/op | B/op |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("Each cell is kwatch's median over client-go's, JSON rows (kwatch-json / client-go-json) and protobuf rows (kwatch-proto / client-go-proto). ")
+	b.WriteString("req/s above 1: kwatch sends more requests per second; CPU (the client process's user and system CPU per request), allocs/op and B/op below 1: kwatch costs less.\n\n")
+	b.WriteString("| verb | kind | req/s json | req/s proto | CPU json | CPU proto | allocs/op json | allocs/op proto | B/op json | B/op proto |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, verb := range verbs {
 		for _, kind := range kinds {
 			kj, cj := key{verb, kind, "kwatch-json"}, key{verb, kind, "client-go-json"}
 			kp, cp := key{verb, kind, "kwatch-proto"}, key{verb, kind, "client-go-proto"}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", verb, kind,
-				r.ratio(kj, cj, "req/s"), r.ratio(kp, cp, "req/s"),
-				r.ratio(kj, cj, "allocs/op"), r.ratio(kp, cp, "allocs/op"),
-				r.ratio(kj, cj, "B/op"), r.ratio(kp, cp, "B/op"),
-				r.ratio(kp, kj, "req/s"), r.ratio(kp, kj, "allocs/op"), r.ratio(kp, kj, "B/op"))
+			fmt.Fprintf(&b, "| %s | %s", verb, kind)
+			for _, unit := range []string{"req/s", "cpu-ns/op", "allocs/op", "B/op"} {
+				fmt.Fprintf(&b, " | %s | %s", r.ratio(kj, cj, unit), r.ratio(kp, cp, unit))
+			}
+			b.WriteString(" |\n")
+		}
+	}
+	b.WriteString("\n## kwatch-proto / kwatch-json\n\n")
+	b.WriteString("What protobuf bodies change for kwatch's client: below 1 in the last three columns, protobuf costs less. ")
+	b.WriteString("Gets, patches and deletes send no protobuf body (the answers are JSON in every row), so their rows show the noise.\n\n")
+	b.WriteString("| verb | kind | req/s | CPU | allocs/op | B/op |\n")
+	b.WriteString("|---|---|---|---|---|---|\n")
+	for _, verb := range verbs {
+		for _, kind := range kinds {
+			kj, kp := key{verb, kind, "kwatch-json"}, key{verb, kind, "kwatch-proto"}
+			fmt.Fprintf(&b, "| %s | %s", verb, kind)
+			for _, unit := range []string{"req/s", "cpu-ns/op", "allocs/op", "B/op"} {
+				fmt.Fprintf(&b, " | %s", r.ratio(kp, kj, unit))
+			}
+			b.WriteString(" |\n")
 		}
 	}
 	b.WriteString("\n## Medians\n\n")
-	b.WriteString("spread is the runs' range (max − min) over their median, for req/s. n/a: no run (skipped or not run).\n\n")
-	b.WriteString("| verb | kind | row | req/s | spread | allocs/op | B/op |\n")
-	b.WriteString("|---|---|---|---|---|---|---|\n")
+	b.WriteString("spread is the runs' range (max − min) over their median. CPU is the client process's user and system CPU per request. n/a: no run (skipped or not run).\n\n")
+	b.WriteString("| verb | kind | row | req/s | spread | CPU µs/req | spread | allocs/op | B/op |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 	for _, verb := range verbs {
 		for _, kind := range kinds {
 			for _, row := range rows {
 				k := key{verb, kind, row}
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", verb, kind, row,
-					r.cell(k, "req/s", "%.0f"), r.spreadCell(k), r.cell(k, "allocs/op", "%.0f"), r.cell(k, "B/op", "%.0f"))
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", verb, kind, row,
+					r.cell(k, "req/s", 1, "%.0f"), r.spreadCell(k, "req/s"), r.cell(k, "cpu-ns/op", 1e-3, "%.0f"), r.spreadCell(k, "cpu-ns/op"),
+					r.cell(k, "allocs/op", 1, "%.0f"), r.cell(k, "B/op", 1, "%.0f"))
 			}
 		}
 	}
@@ -197,16 +213,17 @@ func render(r *results, h header) string {
 	return b.String()
 }
 
-func (r *results) cell(k key, unit, format string) string {
+// cell is the median of k's unit, times scale.
+func (r *results) cell(k key, unit string, scale float64, format string) string {
 	m, ok := r.median(k, unit)
 	if !ok {
 		return "n/a"
 	}
-	return fmt.Sprintf(format, m)
+	return fmt.Sprintf(format, m*scale)
 }
 
-func (r *results) spreadCell(k key) string {
-	s, ok := spread(r.runs[k]["req/s"])
+func (r *results) spreadCell(k key, unit string) string {
+	s, ok := spread(r.runs[k][unit])
 	if !ok {
 		return "n/a"
 	}
