@@ -19,7 +19,7 @@ test: unit adapters bench-test fuzz conformance
 # kubectl built below first on PATH, then the allocation-count tests once
 # more without the race detector, under which they skip: it makes sync.Pool
 # drop items at random, so counts vary.
-unit: vet kubectl
+unit: vet kubectl tmux
 	PATH="$(KUBECTL_DIR):$$PATH" $(GO) test $(RACE) -count=1 -timeout 20m ./...
 	$(GO) test -count=1 -run 'Allocations$$' ./watch/
 
@@ -54,6 +54,21 @@ kubectl:
 	fi
 	@"$(KUBECTL_DIR)/kubectl" version --client=true --output=yaml | grep -q 'gitVersion: $(KUBE_VERSION)' || \
 		{ echo "kubectl: $(KUBECTL_DIR)/kubectl is not $(KUBE_VERSION)" >&2; exit 1; }
+
+# tmux: the live view's terminal test (cmd/kwatch) runs kwatch in tmux and
+# reads its screen. With CI set, a missing tmux is installed from Debian's
+# packages (CI runs as root on a clean Debian-like machine), and the test
+# fails without it; elsewhere a missing tmux only makes that test skip.
+.PHONY: tmux
+tmux:
+	@if ! command -v tmux >/dev/null 2>&1; then \
+		if [ -n "$$CI" ]; then \
+			echo "installing tmux for the live view's terminal test"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null || exit 1; \
+		else \
+			echo "tmux not found: the live view's terminal test will skip (CI=1 make tmux installs it with apt-get)"; \
+		fi; \
+	fi
 
 vet:
 	$(GO) vet ./...
