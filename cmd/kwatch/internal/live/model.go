@@ -46,6 +46,9 @@ type entry struct {
 	cells []string // nil until computed
 	lower string   // the cells and namespace, lower-cased, for the filter
 	at    int64    // the clock's Unix second the cells were computed at
+	// deleted: the row was deleted or replaced by another entry; merge
+	// drops it from sorted.
+	deleted bool
 }
 
 // mode is what keys do: the table scrolls, the filter is typed, or a
@@ -72,10 +75,14 @@ type Model struct {
 	// status is the index of the STATUS column in opts.Columns, -1 if none.
 	status int
 
-	// rows holds every row by key; sorted holds the same entries ordered
-	// by namespace then name. Both always hold the same set.
+	// rows holds every row by key. sorted holds entries ordered by
+	// namespace then name, some of them deleted since it was last merged;
+	// added holds entries added since, unordered. Every live entry is in
+	// exactly one of sorted and added; merge restores sorted to rows.
 	rows   map[string]*entry
 	sorted []*entry
+	added  []*entry
+	stale  bool // sorted holds deleted entries
 	// perNamespace counts rows per namespace, for the namespace picker;
 	// a namespace with no rows left is removed.
 	perNamespace map[string]int
@@ -109,7 +116,7 @@ func (m *Model) SetColumns(columns []string) {
 			m.status = i
 		}
 	}
-	for _, e := range m.sorted {
+	for _, e := range m.rows {
 		e.cells = nil
 	}
 }
@@ -117,34 +124,54 @@ func (m *Model) SetColumns(columns []string) {
 // Len returns the number of rows, shown or not.
 func (m *Model) Len() int { return len(m.rows) }
 
-// Upsert adds a row or replaces the row with the same key.
+// Upsert adds a row or replaces the row with the same key. A replacement
+// keeps its place (a key's namespace and name do not change); additions
+// and deletions are merged into the order once per Render, so a large
+// initial list costs a sort, not an insertion per row.
 func (m *Model) Upsert(r Row) {
-	if old, ok := m.rows[r.Key]; ok {
-		m.remove(old)
+	if e, ok := m.rows[r.Key]; ok && e.row.Namespace == r.Namespace && e.row.Name == r.Name {
+		e.row, e.cells = r, nil
+		return
 	}
+	m.Delete(r.Key)
 	e := &entry{row: r}
 	m.rows[r.Key] = e
-	i, _ := slices.BinarySearchFunc(m.sorted, e, compareEntries)
-	m.sorted = slices.Insert(m.sorted, i, e)
+	m.added = append(m.added, e)
 	m.perNamespace[r.Namespace]++
 }
 
 // Delete removes the row with key, if there is one.
 func (m *Model) Delete(key string) {
-	if e, ok := m.rows[key]; ok {
-		m.remove(e)
+	e, ok := m.rows[key]
+	if !ok {
+		return
 	}
-}
-
-// remove takes e out of rows, sorted and perNamespace.
-func (m *Model) remove(e *entry) {
-	delete(m.rows, e.row.Key)
-	if i, ok := slices.BinarySearchFunc(m.sorted, e, compareEntries); ok {
-		m.sorted = slices.Delete(m.sorted, i, i+1)
-	}
+	delete(m.rows, key)
+	e.deleted, m.stale = true, true
 	if m.perNamespace[e.row.Namespace]--; m.perNamespace[e.row.Namespace] <= 0 {
 		delete(m.perNamespace, e.row.Namespace)
 	}
+}
+
+// merge drops deleted entries from sorted and merges the added ones in.
+func (m *Model) merge() {
+	if len(m.added) == 0 && !m.stale {
+		return
+	}
+	added := slices.DeleteFunc(m.added, func(e *entry) bool { return e.deleted })
+	slices.SortFunc(added, compareEntries)
+	out := make([]*entry, 0, len(m.rows))
+	i := 0
+	for _, e := range m.sorted {
+		if e.deleted {
+			continue
+		}
+		for ; i < len(added) && compareEntries(added[i], e) < 0; i++ {
+			out = append(out, added[i])
+		}
+		out = append(out, e)
+	}
+	m.sorted, m.added, m.stale = append(out, added[i:]...), nil, false
 }
 
 // compareEntries orders rows by namespace, then name, then key (two
@@ -194,6 +221,7 @@ func (m *Model) cellsAt(e *entry, now time.Time) []string {
 // visible returns the rows that pass the namespace pick and the filter, in
 // order, their cells computed at now.
 func (m *Model) visible(now time.Time) []*entry {
+	m.merge()
 	var out []*entry
 	filter := strings.ToLower(m.filter)
 	for _, e := range m.sorted {

@@ -2,6 +2,9 @@ package live
 
 import (
 	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -234,4 +237,65 @@ func TestModelSetColumns(t *testing.T) {
 	require.Regexp(t, `^NAME +Status$`, f.Lines[3].String())
 	require.Equal(t, Line{{Text: "w      ", Style: StyleNormal}, {Text: "Failed", Style: StyleBad}}, f.Lines[4],
 		"a Status column is coloured whatever its case")
+}
+
+// TestModelOrderProperty applies random upserts, replacements and deletes,
+// rendering now and then, and checks the rows against a plain map.
+func TestModelOrderProperty(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	m := podModel()
+	want := map[string]bool{}
+	for step := range 5000 {
+		ns, name := fmt.Sprintf("ns-%d", rng.IntN(4)), fmt.Sprintf("p-%02d", rng.IntN(40))
+		key := ns + "/" + name
+		if rng.IntN(3) == 0 {
+			m.Delete(key)
+			delete(want, key)
+		} else {
+			m.Upsert(pod(ns, name, "Running", t0))
+			want[key] = true
+		}
+		if rng.IntN(20) == 0 || step == 4999 {
+			keys := slices.Sorted(maps.Keys(want))
+			require.Equal(t, keys, m.Keys(t0), "step %d", step)
+			require.Equal(t, len(want), m.Len())
+			counts, shown := m.Counts(t0)
+			require.Equal(t, len(want), shown)
+			if len(want) > 0 {
+				require.Equal(t, []StatusCount{{"Running", len(want)}}, counts)
+			}
+		}
+	}
+}
+
+func BenchmarkModelInitialList(b *testing.B) {
+	rows := make([]Row, 10000)
+	for i := range rows {
+		rows[i] = pod(fmt.Sprintf("ns-%d", i%7), fmt.Sprintf("pod-%05d", (i*7919)%10000), "Running", t0)
+	}
+	for b.Loop() {
+		m := podModel()
+		for _, r := range rows {
+			m.Upsert(r)
+		}
+		m.Render(t0, 200, 50)
+	}
+}
+
+func BenchmarkModelChurnFrame(b *testing.B) {
+	m := podModel()
+	for i := range 10000 {
+		m.Upsert(pod(fmt.Sprintf("ns-%d", i%7), fmt.Sprintf("pod-%05d", i), "Running", t0))
+	}
+	m.Render(t0, 200, 50)
+	i := 0
+	for b.Loop() { // a frame's worth of changes: one add, one delete, ten replacements, then the frame
+		i++
+		m.Upsert(pod("ns-new", fmt.Sprintf("pod-%07d", i), "Pending", t0))
+		m.Delete(fmt.Sprintf("ns-%d/pod-%05d", i%7, i%10000))
+		for j := range 10 {
+			m.Upsert(pod(fmt.Sprintf("ns-%d", j%7), fmt.Sprintf("pod-%05d", (i+j)%10000), "Running", t0))
+		}
+		m.Render(t0.Add(time.Duration(i)*time.Second), 200, 50)
+	}
 }
