@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"cmp"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -30,12 +31,16 @@ type sink[T any] interface {
 // more changes are queued behind it.
 const flushEvery = 100 * time.Millisecond
 
-// emitter is the informer handler that prints. The informer calls it from
-// one goroutine, in the order it saw the changes (coalescing changes to one
-// key while the printer is busy never loses the newest state), so the
-// printed stream replays to the server's state. The initial list is held
-// back until it is complete, then sorted by namespace and name and printed
-// as one batch, which also fixes the table's column widths.
+// emitter is the informer handler that prints, registered with
+// informer.Ordered delivery: the informer calls it from one goroutine with
+// every change it applied, in order (each watch event; after a relist, the
+// computed difference), so the printed stream is the server's and replays
+// to the server's state. If the output falls more than the handler's
+// buffer behind (a paused terminal), the informer coalesces later changes
+// per key until the printer catches up; the emitter then says on stderr how
+// many changes were merged (mergeReport). The initial list is held back
+// until it is complete, then sorted by namespace and name and printed as one
+// batch, which also fixes the table's column widths.
 //
 // Output goes through a bufio.Writer, flushed when the handler has nothing
 // queued or every flushEvery, and at close: a row or object is never left
@@ -51,6 +56,10 @@ type emitter[T watch.Object] struct {
 	onError func(error)
 	// counted is told of every printed change, for metrics.
 	counted func(watch.EventType)
+	// merged reports the changes the informer merged away (Registration.Merged);
+	// warn prints a line on stderr. Set before Run.
+	merged func() uint64
+	warn   func(string)
 
 	mu          sync.Mutex
 	out         *bufio.Writer
@@ -60,11 +69,15 @@ type emitter[T watch.Object] struct {
 	initial     []change[T] // the initial list while it arrives
 	lastFlush   time.Time
 	err         error // first write error; nothing is printed after it
+	// reported is the merged count last reported, at lastReport.
+	reported   uint64
+	lastReport time.Time
 }
 
 func newEmitter[T watch.Object](out *bufio.Writer, s sink[T]) *emitter[T] {
 	return &emitter[T]{out: out, sink: s, backlog: func() int { return 0 },
-		beforeOutput: func() {}, onError: func(error) {}, counted: func(watch.EventType) {}}
+		beforeOutput: func() {}, onError: func(error) {}, counted: func(watch.EventType) {},
+		merged: func() uint64 { return 0 }, warn: func(string) {}}
 }
 
 // handler adapts the emitter to the informer.
@@ -148,6 +161,29 @@ func (em *emitter[T]) writeLocked(batch []change[T]) {
 		em.lastFlush = time.Now()
 	}
 	em.failLocked(err)
+	em.reportLocked(false)
+}
+
+// reportEvery bounds how often a merge report is printed while the output
+// stays behind.
+const reportEvery = time.Second
+
+// reportLocked says on stderr how many changes the informer merged since
+// the last report: at most once per reportEvery, and at the end (final).
+func (em *emitter[T]) reportLocked(final bool) {
+	n := em.merged()
+	if n == em.reported || (!final && time.Since(em.lastReport) < reportEvery) {
+		return
+	}
+	em.warn(mergeReport(n-em.reported, n))
+	em.reported, em.lastReport = n, time.Now()
+}
+
+// mergeReport is the line printed when changes were merged: fresh since the
+// last report, total in all.
+func mergeReport(fresh, total uint64) string {
+	return fmt.Sprintf("kwatch: the output fell behind the server: %d changes were merged into later ones "+
+		"and not printed (%d in total); each object's newest state was printed", fresh, total)
 }
 
 func (em *emitter[T]) failLocked(err error) {
@@ -168,5 +204,6 @@ func (em *emitter[T]) close() error {
 	if em.err == nil {
 		em.failLocked(em.out.Flush())
 	}
+	em.reportLocked(true)
 	return em.err
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 
@@ -68,13 +69,11 @@ func getWith(ctx context.Context, g *group, e *env, o *getOptions) error {
 	out := bufio.NewWriterSize(e.stdout, 64<<10)
 	table := o.output == "" || o.output == "wide"
 	switch {
-	case table && t.res.Resource == "pods" && t.res.Group == "":
-		return watchWith(g, e, o, t, view[*printers.Pod]{
-			sink:      podTable(out, e, o, t),
-			transform: func(p *printers.Pod) *printers.Pod { return p.Slim() },
+	case table: // the server prints the rows, as it does for kubectl
+		return watchWith(g, e, o, t, view[*printers.ServerRow]{
+			sink: newServerTable(out, e, o, t), table: true,
+			transform: func(r *printers.ServerRow) *printers.ServerRow { return r.Slim() },
 		}, out)
-	case table:
-		return watchWith(g, e, o, t, view[*printers.Object]{sink: metaTable(out, e, o, t), metadataOnly: true}, out)
 	case o.format == formatJSONPath || o.format == formatCustomColumns:
 		s, err := newTemplateSink(out, o)
 		if err != nil {
@@ -95,6 +94,7 @@ func getWith(ctx context.Context, g *group, e *env, o *getOptions) error {
 type view[T watch.Object] struct {
 	sink         sink[T]
 	metadataOnly bool
+	table        bool      // T decodes the server's Table rows
 	transform    func(T) T // may slim an object before it is cached
 }
 
@@ -157,7 +157,7 @@ func watchWith[T watch.Object](g *group, e *env, o *getOptions, t *target, v vie
 	inf, err := informer.New(informer.Options[T]{
 		Client: t.client, Resource: t.res, Namespace: t.namespace,
 		LabelSelector: o.selector, FieldSelector: fieldSelector(o), PageSize: pageSize(o),
-		MetadataOnly: v.metadataOnly, Logger: logger(e, o),
+		MetadataOnly: v.metadataOnly, Table: v.table, Logger: logger(e, o),
 		Transform: func(obj T) (T, error) {
 			prog.add(1)
 			if v.transform != nil {
@@ -172,11 +172,13 @@ func watchWith[T watch.Object](g *group, e *env, o *getOptions, t *target, v vie
 	em := newEmitter(out, v.sink)
 	em.beforeOutput = prog.finish
 	em.onError = func(error) { g.cancel() }
-	reg, err := inf.AddHandler(em.handler(), informer.HandlerOptions{})
+	// Ordered: every change the server sent is printed, in order.
+	reg, err := inf.AddHandler(em.handler(), informer.HandlerOptions{Delivery: informer.Ordered})
 	if err != nil {
 		return err
 	}
-	em.backlog = reg.Backlog
+	em.backlog, em.merged = reg.Backlog, reg.Merged
+	em.warn = func(s string) { fmt.Fprintln(e.stderr, s) }
 	counted, err := serveMetrics(g, o, t.res, inf, inf.Store().Len)
 	if err != nil {
 		return err

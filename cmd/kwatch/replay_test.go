@@ -25,6 +25,7 @@ type replica struct {
 	objects map[string]string // namespace/name -> resourceVersion
 	events  map[string]int    // count per event type
 	deleted map[string]int    // namespace/name -> DELETED events printed for it
+	seq     []printed         // every event, in the order printed
 	err     error             // a decoding error or an unknown event type
 	changed chan struct{}     // closed and replaced by every apply and fail
 	ended   chan struct{}
@@ -55,10 +56,16 @@ func replay(r io.Reader) *replica {
 	return rp
 }
 
+// printed is one printed event.
+type printed struct{ typ, key, rv string }
+
+func (p printed) String() string { return p.typ + " " + p.key + "@" + p.rv }
+
 func (rp *replica) apply(typ, key, rv string) {
 	rp.mu.Lock()
 	defer rp.mu.Unlock()
 	rp.events[typ]++
+	rp.seq = append(rp.seq, printed{typ, key, rv})
 	switch typ {
 	case "ADDED", "MODIFIED":
 		rp.objects[key] = rv
@@ -120,6 +127,13 @@ func (rp *replica) snapshot() (map[string]string, map[string]int, error) {
 	rp.mu.Lock()
 	defer rp.mu.Unlock()
 	return maps.Clone(rp.objects), maps.Clone(rp.events), rp.err
+}
+
+// sequence returns every event printed so far, in order.
+func (rp *replica) sequence() []printed {
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	return append([]printed(nil), rp.seq...)
 }
 
 // deletes returns how many DELETED events were printed so far, per object.
@@ -264,6 +278,8 @@ func serverPods(t *testing.T, srv *sim.Server) map[string]string {
 func TestReplayAfterFaults(t *testing.T) {
 	h := simtest.Start(t, sim.Options{})
 	srv := h.Server
+	journal, stopJournal := srv.Journal("pods")
+	defer stopJournal()
 	_, err := srv.LoadPods(150, 3, 7)
 	require.NoError(t, err)
 	p := start(t, testEnv(t), "pods", "-A", "-o", "json", "--output-watch-events", "--kubeconfig", h.Kubeconfig(t))
@@ -298,12 +314,40 @@ func TestReplayAfterFaults(t *testing.T) {
 	_, events, _ := rp.snapshot()
 	require.Positive(t, events["DELETED"], "deletes were printed: %v", events)
 	require.Positive(t, events["MODIFIED"], "changes were printed: %v", events)
+	same := checkAgainstHistory(t, rp.sequence()[150:], journal())
+	require.Positive(t, same, "events printed as the server sent them")
 
 	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
 	<-rp.ended
 	require.Equal(t, 0, p.wait(), "stderr: %s", p.stderr.String())
 	_, _, err = rp.snapshot()
 	require.NoError(t, err, "the output stays a stream of whole JSON objects to the end")
+}
+
+// checkAgainstHistory compares a printed stream (after its initial list)
+// with the server's history under faults that make kwatch relist, where a
+// relist prints a computed difference: nothing printed is invented (each
+// event names an object at a resourceVersion the history has for it: the
+// change itself, or for a relist's difference the state the object was in,
+// DELETED for an object gone), and every deletion printed as such names the
+// change that deleted it. It returns how many events were printed as the
+// history has them. The exact sequence is compared where no relist
+// happens: TestPrintedEventsAreTheServers.
+func checkAgainstHistory(t *testing.T, got []printed, history []sim.Change) int {
+	t.Helper()
+	at := make(map[string]sim.Change, len(history))
+	for _, c := range history {
+		at[strconv.FormatUint(c.ResourceVersion, 10)] = c
+	}
+	same := 0
+	for i, p := range got {
+		c, ok := at[p.rv]
+		require.True(t, ok && c.Namespace+"/"+c.Name == p.key, "printed event %d (%s) is no change the server made", i, p)
+		if c.Type == p.typ {
+			same++
+		}
+	}
+	return same
 }
 
 // TestInterruptMidStream interrupts kwatch while changes pour in: the

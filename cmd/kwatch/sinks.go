@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -56,13 +57,6 @@ func (s *streamSink[T]) write(batch []change[T]) error {
 
 func (s *streamSink[T]) close() error { return s.stream.Close() }
 
-// Column minimums keep a watched table aligned as values change: the
-// longest common pod statuses and restart strings fit from the start.
-var (
-	podMinWidths  = []int{0, 5, len("ContainerCreating"), len("10 (10m ago)"), 5}
-	wideMinWidths = []int{len("255.255.255.255"), 0, 0, 0}
-)
-
 // newTable builds the table for o's output, with NAMESPACE first for -A.
 // Minimum widths apply only while watching; a list printed once is sized
 // to its cells, as kubectl sizes it.
@@ -95,33 +89,124 @@ func withNamespace(t *target, ns string, row []string) []string {
 	return append([]string{ns}, row...)
 }
 
-// podTable is the pod table: kubectl's columns, -o wide's extra ones.
-func podTable(out io.Writer, e *env, o *getOptions, t *target) sink[*printers.Pod] {
-	wide := o.output == "wide"
-	headers, mins := printers.PodColumns, podMinWidths
-	if wide {
-		headers = append(slices.Clone(headers), printers.PodWideColumns...)
-		mins = append(slices.Clone(mins), wideMinWidths...)
-	}
-	return &tableSink[*printers.Pod]{
-		table: newTable(out, e, o, t, headers, mins),
-		empty: noResources(e, o, t),
-		cells: func(p *printers.Pod, now time.Time) []string {
-			return withNamespace(t, p.Namespace, printers.PodRow(p, now, wide))
-		},
-	}
+// podMinWidths keep a watched pod table aligned as values change: the
+// longest common statuses and restart strings fit from the start.
+var podMinWidths = map[string]int{
+	"READY": 5, "STATUS": len("ContainerCreating"), "RESTARTS": len("10 (10m ago)"), "AGE": 5,
+	"IP": len("255.255.255.255"),
 }
 
-// metaTable is the NAME/AGE table of any other resource.
-func metaTable(out io.Writer, e *env, o *getOptions, t *target) sink[*printers.Object] {
-	return &tableSink[*printers.Object]{
-		table: newTable(out, e, o, t, []string{"NAME", "AGE"}, nil),
-		empty: noResources(e, o, t),
-		cells: func(m *printers.Object, now time.Time) []string {
-			return withNamespace(t, m.Namespace, []string{m.Name, printers.Age(m.CreationTimestamp, now)})
-		},
-	}
+// serverTable prints the server's Table rows (informer.Options.Table) as
+// kubectl prints them: the columns the server defines, priority-1 ones only
+// with -o wide, headers upper-cased. The columns come with the rows (a list
+// page's first row, a watch's first event), so the table starts with the
+// first batch that has a row; an empty list prints no header, as kubectl's
+// does not. Rows of a server that cannot print Tables get NAME and AGE.
+type serverTable struct {
+	out  io.Writer
+	e    *env
+	o    *getOptions
+	t    *target
+	wide bool
+	mins map[string]int // minimum widths by header; nil for none
+	// empty, when set, is called for an empty first batch instead.
+	empty func()
+
+	cols  []printers.Column // the columns being printed; nil before the first row
+	shown []int             // indexes of cols shown
+	table *printers.Table   // nil before the first row
 }
+
+func newServerTable(out io.Writer, e *env, o *getOptions, t *target) *serverTable {
+	s := &serverTable{out: out, e: e, o: o, t: t, wide: o.output == "wide", empty: noResources(e, o, t)}
+	if t.res.Resource == "pods" && t.res.Group == "" {
+		s.mins = podMinWidths
+	}
+	return s
+}
+
+func (s *serverTable) write(batch []change[*printers.ServerRow]) error {
+	if len(batch) == 0 {
+		if s.table == nil && s.empty != nil {
+			s.empty()
+			s.empty = nil
+		}
+		return nil
+	}
+	if s.cols == nil {
+		s.start(firstColumns(batch))
+	}
+	now := time.Now()
+	rows := make([]printers.Row, 0, len(batch))
+	for _, c := range batch {
+		r := c.obj
+		if cols := rowColumns(r); cols != nil && !sameColumns(cols, s.cols) {
+			// The server's columns changed (a CRD's printer columns were
+			// edited): a new header, as kubectl prints one.
+			if err := s.table.Write(rows); err != nil {
+				return err
+			}
+			rows = rows[:0]
+			s.start(cols)
+		}
+		cells := r.Cells
+		if r.Fallback {
+			cells = r.FallbackCells(now)
+		}
+		row := printers.Row{Cells: withNamespace(s.t, r.Namespace, printers.Pick(cells, s.shown))}
+		if s.table.Event {
+			row.Event = string(c.typ)
+		}
+		rows = append(rows, row)
+	}
+	return s.table.Write(rows)
+}
+
+func (s *serverTable) close() error { return nil }
+
+// start begins a table with cols.
+func (s *serverTable) start(cols []printers.Column) {
+	s.cols = cols
+	s.shown = printers.Visible(cols, s.wide)
+	headers := printers.Headers(cols, s.shown)
+	var mins []int
+	if s.mins != nil {
+		mins = make([]int, len(headers))
+		for i, h := range headers {
+			mins[i] = s.mins[h]
+		}
+	}
+	s.table = newTable(s.out, s.e, s.o, s.t, headers, mins)
+}
+
+// rowColumns are the columns a row came with: the server's, or the
+// fallback ones for an object the server did not print.
+func rowColumns(r *printers.ServerRow) []printers.Column {
+	if r.Fallback {
+		return printers.FallbackColumns
+	}
+	return r.Columns
+}
+
+// firstColumns finds the columns of a batch: the initial list arrives
+// sorted, so the row that came with them may be anywhere in it.
+func firstColumns(batch []change[*printers.ServerRow]) []printers.Column {
+	for _, c := range batch {
+		if cols := rowColumns(c.obj); cols != nil {
+			return cols
+		}
+	}
+	// No row says (a watch joined mid-stream cannot happen: the informer
+	// lists first); name the cells by position rather than lose them.
+	n := len(batch[0].obj.Cells)
+	cols := make([]printers.Column, n)
+	for i := range cols {
+		cols[i] = printers.Column{Name: "Column " + strconv.Itoa(i+1)}
+	}
+	return cols
+}
+
+func sameColumns(a, b []printers.Column) bool { return slices.Equal(a, b) }
 
 // noResources is kubectl's message for an empty list printed once; nil
 // while watching, where the header shows that kwatch waits for changes.

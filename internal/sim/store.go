@@ -31,6 +31,8 @@ type store struct {
 	// restart is closed and replaced by dropWatches: every open watch ends.
 	restart chan struct{}
 	rng     *rand.Rand // uids and generated names; guarded by mu
+	// journals record every event pushed (Server.Journal); guarded by mu.
+	journals []*journal
 }
 
 func newStore(opts *Options) *store {
@@ -130,6 +132,7 @@ func (s *store) deleteLocked(r *resource, prev *object) *object {
 }
 
 func (s *store) pushLocked(ev event) {
+	s.journalLocked(ev)
 	if ev := s.hist.push(ev); ev > s.floor {
 		s.floor = ev
 	}
