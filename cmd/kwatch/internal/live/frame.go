@@ -6,7 +6,8 @@ import (
 )
 
 // Style is how a span is painted. The screen maps styles to colours; a
-// terminal without colours (NO_COLOR) still shows reverse and dim.
+// terminal without colours (NO_COLOR) still shows reverse and dim. The
+// zero value is StyleNormal.
 type Style int
 
 const (
@@ -20,13 +21,13 @@ const (
 	StyleSelected       // reverse: the namespace under the cursor
 )
 
-// Span is text in one style.
+// Span is text in one style; a plain value.
 type Span struct {
 	Text  string
 	Style Style
 }
 
-// Line is one screen line, left to right.
+// Line is one screen line, left to right; nil is an empty line.
 type Line []Span
 
 func (l Line) add(text string, s Style) Line {
@@ -83,7 +84,8 @@ func truncate(s string, w int) string {
 	return string(r[:w-1]) + "…"
 }
 
-// Frame is one screen: exactly Height lines, none wider than Width.
+// Frame is one screen as Render draws it: exactly Height lines, none wider
+// than Width. It is a plain value, owned by whoever asked for it.
 type Frame struct {
 	Width, Height int
 	Lines         []Line

@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// Row is one object of the table.
+// Row is one object of the table, a plain value: the zero value is a row
+// with an empty key and no cells.
 type Row struct {
 	// Key identifies the row: an Upsert with the same Key replaces it.
 	Key string
@@ -237,7 +238,7 @@ func (m *Model) visible(now time.Time) []*entry {
 	return out
 }
 
-// StatusCount is how many shown rows have one status.
+// StatusCount is how many shown rows have one status; a plain value.
 type StatusCount struct {
 	Status string
 	N      int

@@ -29,7 +29,8 @@ func SetColumns(columns []string) Update { return func(m *Model) { m.SetColumns(
 // SetConn is the Update that records the connection's state.
 func SetConn(c Conn) Update { return func(m *Model) { m.SetConn(c) } }
 
-// RunOptions configure Run.
+// RunOptions configure Run. Screen and Model are required; the other
+// fields' zero values are documented on them.
 type RunOptions struct {
 	// Screen is the terminal (tcell.NewScreen) or, in tests, a
 	// tcell.SimulationScreen. Run initialises it and finalises it before it
