@@ -62,6 +62,9 @@ func isUsage(err error) bool {
 
 // getWith connects and picks the object type and printer for the output.
 func getWith(ctx context.Context, g *group, e *env, o *getOptions) error {
+	if o.live.enabled {
+		return runLive(ctx, g, e, o)
+	}
 	t, err := connect(ctx, g, e, o)
 	if err != nil {
 		return err
