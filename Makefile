@@ -122,12 +122,18 @@ bench-quick:
 # requests per run and 5 runs of each, and writes medians and the ratios
 # kwatch/client-go to internal/bench/results/writes.md. A count of requests
 # rather than a duration, so every row sends the same requests; -v so the
-# table names a skipped row and its reason.
+# table names a skipped row and its reason. -count runs a row's runs back to
+# back; WRITES_COUNT=1 WRITES_ROUNDS=5 runs the rows of each verb and kind in
+# turn instead, so a burst of load from elsewhere hits every row alike.
 WRITES_N ?= 2000
+WRITES_COUNT ?= 5
+WRITES_ROUNDS ?= 1
 bench-writes:
 	cd internal/bench && out=$$(mktemp) && trap 'rm -f "$$out"' EXIT && \
-	$(GO) test -run '^$$' -v -bench '^BenchmarkWrites$$' -benchtime $(WRITES_N)x -count 5 -timeout 60m ./writes/ | tee "$$out" && \
-	$(GO) run ./writes/cmd/writes-table -o results/writes.md -command 'make bench-writes WRITES_N=$(WRITES_N)' \
+	$(GO) test -run '^$$' -v -bench '^BenchmarkWrites$$' -benchtime $(WRITES_N)x -count $(WRITES_COUNT) -timeout 60m \
+		./writes/ -writes.rounds $(WRITES_ROUNDS) | tee "$$out" && \
+	$(GO) run ./writes/cmd/writes-table -o results/writes.md \
+		-command 'make bench-writes WRITES_N=$(WRITES_N) WRITES_COUNT=$(WRITES_COUNT) WRITES_ROUNDS=$(WRITES_ROUNDS)' \
 		-commit "$$(git describe --always --dirty)" "$$out"
 
 # bench-test runs a tiny version of the harness, so CI sees it still works.

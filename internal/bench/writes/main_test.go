@@ -9,7 +9,11 @@ import (
 	"testing"
 )
 
-var serveSim = flag.Bool(ServeFlag, false, "be the benchmarks' server process (the benchmarks start it)")
+var (
+	serveSim = flag.Bool(ServeFlag, false, "be the benchmarks' server process (the benchmarks start it)")
+	rounds   = flag.Int("writes.rounds", 1, "BenchmarkWrites runs the rows of each verb and kind this many times in turn "+
+		"(names after the first end in #01, #02...), so that with -count 1 the rows alternate run by run")
+)
 
 // TestMain is the server process when started with -writes.serve-sim;
 // otherwise it runs the tests and benchmarks, and stops the server process

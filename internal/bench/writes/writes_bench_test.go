@@ -16,7 +16,11 @@ import (
 // allocs/op and B/op are the client's alone (the server is another
 // process). On a shared machine cpu-ns/op is the steadier of the two
 // measures of the client's cost: req/s includes the server's time and
-// waits for a core. Run it
+// waits for a core.
+//
+// go test's -count runs each row's runs back to back; -count 1 with
+// -writes.rounds N runs the rows of a verb and kind in turn, N times, so
+// that a burst of load from elsewhere hits every row alike. Run it
 // with -benchtime Nx: create and delete prepare N distinct names (and
 // delete N objects) before the loop.
 func BenchmarkWrites(b *testing.B) {
@@ -26,8 +30,10 @@ func BenchmarkWrites(b *testing.B) {
 		b.Run(string(verb), func(b *testing.B) {
 			for _, kind := range Kinds {
 				b.Run(string(kind), func(b *testing.B) {
-					for _, c := range conns {
-						b.Run(c.Row.Name, func(b *testing.B) { benchCase(b, c, admin, verb, kind) })
+					for range max(1, *rounds) {
+						for _, c := range conns {
+							b.Run(c.Row.Name, func(b *testing.B) { benchCase(b, c, admin, verb, kind) })
+						}
 					}
 				})
 			}

@@ -38,26 +38,34 @@ type results struct {
 type skip struct{ name, reason string }
 
 // benchLine is "BenchmarkWrites/<verb>/<kind>/<row>[-procs] N v unit v unit...".
-var benchLine = regexp.MustCompile(`^BenchmarkWrites/([^/\s]+)/([^/\s]+)/(\S+?)(?:-\d+)?\s+(\d+)\s+(.*)$`)
+// A row run more than once in one benchmark (-writes.rounds) has "#NN"
+// after its name; its runs count as runs of the row.
+var benchLine = regexp.MustCompile(`^BenchmarkWrites/([^/\s]+)/([^/\s]+)/(\S+?)(?:#\d+)?(?:-\d+)?\s+(\d+)\s+(.*)$`)
 
 // parse reads go test -bench output. A FAIL or panic line anywhere is an
 // error: the runs of a failed benchmark would be missing or partial.
 func parse(out []byte) (*results, error) {
 	res := &results{runs: map[key]samples{}}
 	sc := bufio.NewScanner(bytes.NewReader(out))
-	inSkip := false // the lines after a SKIP line are its reason
+	inSkip := false // the indented lines after a SKIP line may be its reason (tests)
+	lastLog := ""   // the last indented line before it (benchmarks log first)
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
-		if inSkip && strings.HasPrefix(line, "    ") && res.skipped[len(res.skipped)-1].reason == "" {
-			res.skipped[len(res.skipped)-1].reason = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "    ") {
+			if s := &res.skipped; inSkip && (*s)[len(*s)-1].reason == "" {
+				(*s)[len(*s)-1].reason = strings.TrimSpace(line)
+			}
+			lastLog = strings.TrimSpace(line)
 			continue
 		}
 		inSkip = false
-		if name, ok := strings.CutPrefix(strings.TrimSpace(line), "--- SKIP: "); ok {
-			res.skipped = append(res.skipped, skip{name: name})
+		if name, ok := strings.CutPrefix(line, "--- SKIP: "); ok {
+			res.skipped = append(res.skipped, skip{name: name, reason: lastLog})
 			inSkip = true
+			lastLog = ""
 			continue
 		}
+		lastLog = ""
 		switch {
 		case strings.HasPrefix(line, "FAIL"), strings.HasPrefix(line, "--- FAIL"), strings.HasPrefix(line, "panic:"):
 			return nil, fmt.Errorf("line %d: the benchmarks failed: %s", n, line)

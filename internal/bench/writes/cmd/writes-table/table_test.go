@@ -17,10 +17,12 @@ BenchmarkWrites/create/ConfigMap/kwatch-json-2         	     300	    250000 ns/o
 BenchmarkWrites/create/ConfigMap/kwatch-json-2         	     300	    100000 ns/op	   80000 cpu-ns/op	     10000 req/s	   14000 B/op	     182 allocs/op
 BenchmarkWrites/create/ConfigMap/client-go-json-2      	     300	    400000 ns/op	  200000 cpu-ns/op	      2500 req/s	   16000 B/op	     240 allocs/op
 BenchmarkWrites/create/ConfigMap/kwatch-proto          	     300	    200000 ns/op	   50000 cpu-ns/op	      5000 req/s	   11000 B/op	     120 allocs/op
+BenchmarkWrites/create/ConfigMap/kwatch-proto#01       	     300	    200000 ns/op	   50000 cpu-ns/op	      5000 req/s	   11000 B/op	     120 allocs/op
 BenchmarkWrites/delete/Pod/client-go-proto
     writes_bench_test.go:81: delete 0: refused
 --- SKIP: BenchmarkWrites/delete/Pod/client-go-proto
-    writes_bench_test.go:81: delete 0: refused
+--- SKIP: BenchmarkWrites/delete/ConfigMap/client-go-proto
+    writes_bench_test.go:81: the reason after
 PASS
 ok  	github.com/kwatch/kwatch/internal/bench/writes	4.608s
 `
@@ -41,8 +43,8 @@ func TestParse(t *testing.T) {
 	if got := r.ratio(key{"create", "ConfigMap", "kwatch-proto"}, key{"create", "ConfigMap", "client-go-proto"}, "req/s"); got != "n/a" {
 		t.Errorf("ratio against a missing row = %s, want n/a", got)
 	}
-	if _, ok := r.runs[key{"create", "ConfigMap", "kwatch-proto"}]; !ok {
-		t.Errorf("a row without a -procs suffix was not read")
+	if got := len(r.runs[key{"create", "ConfigMap", "kwatch-proto"}]["ns/op"]); got != 2 {
+		t.Errorf("kwatch-proto (no -procs suffix, then #01) has %d runs, want 2", got)
 	}
 	if got, want := r.maxRuns(), 3; got != want {
 		t.Errorf("maxRuns = %d, want %d", got, want)
@@ -54,6 +56,7 @@ func TestParse(t *testing.T) {
 		"| create | ConfigMap | kwatch-json | 5000 | 120% | 100 | 40% | 180 | 14000 |\n",
 		"cpu: Some CPU",
 		"- BenchmarkWrites/delete/Pod/client-go-proto: writes_bench_test.go:81: delete 0: refused\n",
+		"- BenchmarkWrites/delete/ConfigMap/client-go-proto: writes_bench_test.go:81: the reason after\n",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("table lacks %q:\n%s", want, md)
