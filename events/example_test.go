@@ -17,8 +17,7 @@ import (
 // started beside the workers, writes it, and a repeat raises its count.
 // The server here is the simulator, served in the process.
 func ExampleRecorder() {
-	srv, _ := sim.New(sim.Options{Resources: []sim.ResourceInfo{
-		{Version: "v1", Resource: "events", Kind: "Event", Namespaced: true}}})
+	srv, _ := sim.New(sim.Options{})
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

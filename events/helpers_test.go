@@ -17,14 +17,12 @@ import (
 	"github.com/kwatch/kwatch/watch"
 )
 
-// eventsResource registers core/v1 events in a simulator.
-var eventsResource = sim.ResourceInfo{Version: "v1", Resource: "events", Kind: "Event", Namespaced: true, ShortNames: []string{"ev"}}
-
 // env is a simulator serving events on an in-memory network, a client of
 // it, and a recorder with its Run going, all inside a synctest bubble:
 // the test reads time.Now as fake time and synctest.Wait lets Run write
 // everything queued.
 type env struct {
+	net    *testutil.MemNet
 	srv    *sim.Server
 	client *kube.Client
 	rec    *Recorder
@@ -34,14 +32,8 @@ type env struct {
 // newEnv starts it; opts.Client is filled in. Run ends with the test.
 func newEnv(t *testing.T, opts Options) *env {
 	t.Helper()
-	return newEnvOn(t, sim.Options{Resources: []sim.ResourceInfo{eventsResource}}, opts)
-}
-
-// newEnvOn is newEnv on a simulator built from simOpts.
-func newEnvOn(t *testing.T, simOpts sim.Options, opts Options) *env {
-	t.Helper()
 	n := &testutil.MemNet{}
-	srv, err := sim.New(simOpts)
+	srv, err := sim.New(sim.Options{})
 	require.NoError(t, err)
 	ln, err := n.Listen("sim:80")
 	require.NoError(t, err)
@@ -66,7 +58,7 @@ func newEnvOn(t *testing.T, simOpts sim.Options, opts Options) *env {
 			t.Errorf("sim: %v", err)
 		}
 	})
-	return &env{srv: srv, client: c, rec: rec, events: client.For[*Event](c, kube.Events, client.Options{})}
+	return &env{net: n, srv: srv, client: c, rec: rec, events: client.For[*Event](c, kube.Events, client.Options{})}
 }
 
 // stored lists the Events in ns.

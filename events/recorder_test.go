@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"testing"
@@ -13,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kwatch/kwatch/client"
-	"github.com/kwatch/kwatch/internal/sim"
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/metrics"
 	"github.com/kwatch/kwatch/metrics/metricstest"
 )
@@ -199,11 +200,22 @@ func TestInvalidEventsAreCounted(t *testing.T) {
 
 func TestFailedWritesAreCountedAndForgotten(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnvOn(t, sim.Options{}, Options{}) // a server without events: every write is a 404
-		e.rec.Event(pod("web-1"), TypeNormal, "R", "m")
-		e.rec.Event(pod("web-1"), TypeNormal, "R", "m") // not a repeat: the first was never stored
+		e := newEnv(t, Options{})
+		tr := e.net.Transport()
+		defer tr.CloseIdleConnections()
+		c, err := kube.NewClient(&kube.Config{Host: "http://nowhere:80", Transport: tr}) // nothing listens there
+		require.NoError(t, err)
+		rec, err := New(Options{Client: c, Logger: slog.New(slog.DiscardHandler)})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		ran := make(chan error, 1)
+		go func() { ran <- rec.Run(ctx) }()
+		rec.Event(pod("web-1"), TypeNormal, "R", "m")
+		rec.Event(pod("web-1"), TypeNormal, "R", "m") // not a repeat: the first was never stored
 		synctest.Wait()
-		require.Equal(t, Stats{Failed: 2}, e.rec.Stats())
+		require.Equal(t, Stats{Failed: 2}, rec.Stats())
+		cancel()
+		require.NoError(t, <-ran)
 	})
 }
 

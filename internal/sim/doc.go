@@ -18,7 +18,7 @@
 //   - One global resourceVersion, a uint64 sent as a decimal string; every write
 //     (create, update, delete, implicit namespace creation) bumps it by one and
 //     records one event. A no-op update keeps the old resourceVersion.
-//   - Resources: pods, namespaces, configmaps, secrets, services, nodes,
+//   - Resources: pods, namespaces, configmaps, secrets, events, services, nodes,
 //     deployments.apps, replicasets.apps, statefulsets.apps, plus any
 //     RegisterResource adds. Objects are stored as JSON and encoded once per
 //     write: every list, get and watch writes the stored bytes (watch frames wrap

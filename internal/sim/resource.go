@@ -177,6 +177,7 @@ func defaultResources() []ResourceInfo {
 			Fields: []string{"status.phase"}, StatusSubresource: true, BookmarkBody: `"spec":{},"status":{}`},
 		{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true, ShortNames: []string{"cm"}},
 		{Version: "v1", Resource: "secrets", Kind: "Secret", Namespaced: true, Fields: []string{"type"}},
+		{Version: "v1", Resource: "events", Kind: "Event", Namespaced: true, ShortNames: []string{"ev"}, Fields: eventFieldPaths},
 		{Version: "v1", Resource: "services", Kind: "Service", Namespaced: true, ShortNames: []string{"svc"},
 			Categories: []string{"all"}, StatusSubresource: true, BookmarkBody: `"spec":{},"status":{"loadBalancer":{}}`},
 		{Version: "v1", Resource: "nodes", Kind: "Node", ShortNames: []string{"no"},
@@ -191,6 +192,14 @@ func defaultResources() []ResourceInfo {
 			ShortNames: []string{"sts"}, Categories: []string{"all"}, StatusSubresource: true,
 			BookmarkBody: `"spec":{"replicas":0,"selector":null,"template":{"metadata":{},"spec":{"containers":null}},"serviceName":"","updateStrategy":{}},"status":{"replicas":0,"availableReplicas":0}`},
 	}
+}
+
+// eventFieldPaths are the core/v1 event fields the real server accepts in
+// field selectors.
+var eventFieldPaths = []string{
+	"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid",
+	"involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath",
+	"reason", "reportingComponent", "source", "type",
 }
 
 // podFieldPaths are the pod fields the real server accepts in field selectors.
