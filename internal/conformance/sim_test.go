@@ -31,7 +31,15 @@ var simDifferences = map[string]string{}
 func TestSim(t *testing.T) {
 	t.Parallel()
 	h := simtest.Start(t, sim.Options{TLS: true, BearerToken: simToken,
-		Users: []sim.User{{Name: "nobody", Token: simPlainToken}}})
+		Users: []sim.User{{Name: "nobody", Token: simPlainToken}},
+		// The simulator has no CustomResourceDefinitions: the custom resource
+		// of the table cases is registered as the real server gets its CRD.
+		Resources: []sim.ResourceInfo{{Group: "example.com", Version: "v1", Resource: "widgets", Kind: "Widget",
+			Namespaced: true, PrinterColumns: []sim.PrinterColumn{
+				{Name: "Size", Type: "integer", JSONPath: ".spec.size"},
+				{Name: "Color", Type: "string", JSONPath: ".spec.color"},
+				{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
+			}}}})
 	r := suite.Run(t, &simTarget{h: h}, suite.Cases(), suite.Options{KnownDifferences: simDifferences})
 	results.Add(r)
 }
