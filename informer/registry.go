@@ -5,11 +5,12 @@ import (
 	"reflect"
 	"sync"
 
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/watch"
 )
 
-// Registry shares one informer per (object type, resource, namespace,
-// selectors, metadata-only) among many consumers, so that ten controllers
+// Registry shares one informer per (client, object type, resource,
+// namespace, selectors, metadata-only) among many consumers, so that ten controllers
 // watching pods open one watch and hold one cache. Informers are started by
 // the Registry's Run, including those asked for after Run began, and are
 // stopped when their last consumer releases them. The zero value is ready
@@ -22,6 +23,9 @@ type Registry struct {
 }
 
 type registryKey struct {
+	// client is the connection: two clusters, or two identities on one,
+	// never share a cache.
+	client        *kube.Client
 	typ           reflect.Type
 	resource      string
 	namespace     string
@@ -38,13 +42,13 @@ type registryEntry struct {
 }
 
 // Shared returns the registry's informer for opts, building it on first
-// use. Only the identity fields of opts (resource, namespace, selectors,
-// metadata-only, and T) choose the informer; the first caller's other
+// use. Only the identity fields of opts (client, resource, namespace,
+// selectors, metadata-only, and T) choose the informer; the first caller's other
 // options (transform, indexers, timeouts) are the ones used. Call release
 // when done; the informer stops after its last release.
 func Shared[T watch.Object](r *Registry, opts Options[T]) (inf *Informer[T], release func(), err error) {
 	key := registryKey{
-		typ: reflect.TypeFor[T](), resource: opts.Resource.GroupVersion() + "/" + opts.Resource.Resource,
+		client: opts.Client, typ: reflect.TypeFor[T](), resource: opts.Resource.GroupVersion() + "/" + opts.Resource.Resource,
 		namespace: opts.Namespace, labelSelector: opts.LabelSelector, fieldSelector: opts.FieldSelector,
 		metadataOnly: opts.MetadataOnly, table: opts.Table,
 	}

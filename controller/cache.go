@@ -1,0 +1,125 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	jsoniter "github.com/json-iterator/go"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kwatch/kwatch/informer"
+	"github.com/kwatch/kwatch/kube"
+	"github.com/kwatch/kwatch/watch"
+)
+
+// Reader reads objects of one resource from the manager's shared
+// informer. Every read waits for the informer's first sync and hands out
+// a deep copy: the caller may change what it gets without corrupting the
+// cache (see Cache).
+type Reader[T watch.Object] struct {
+	inf *informer.Informer[T]
+	res kube.Resource
+}
+
+// Cache returns a Reader of res as T on the manager's shared informer,
+// building the informer on first use (Run starts it). A T with a
+// DeepCopy() T method (every k8s.io/api type, *unstructured.Unstructured)
+// is copied with it; any other T through a JSON round trip, which costs
+// about as much as decoding the object.
+func Cache[T watch.Object](m *Manager, res kube.Resource) (*Reader[T], error) {
+	inf, err := Informer[T](m, res)
+	if err != nil {
+		return nil, err
+	}
+	return &Reader[T]{inf: inf, res: res}, nil
+}
+
+// Get returns a copy of the object key names, or ok false when the cache
+// has none. It waits for the first sync; err is the context's when it ends
+// first.
+func (r *Reader[T]) Get(ctx context.Context, key Key) (obj T, ok bool, err error) {
+	if err := r.wait(ctx); err != nil {
+		return obj, false, err
+	}
+	cur, ok := r.inf.Store().Get(key.String())
+	if !ok {
+		return obj, false, nil
+	}
+	obj, err = deepCopy(cur)
+	return obj, err == nil, err
+}
+
+// ListOptions filter a List.
+type ListOptions struct {
+	// Namespace lists one namespace; "" all that are cached.
+	Namespace string
+	// LabelSelector, in the API's syntax ("app=web,tier!=db").
+	LabelSelector string
+}
+
+// List returns copies of the cached objects that match opts, in key order.
+func (r *Reader[T]) List(ctx context.Context, opts ListOptions) ([]T, error) {
+	if err := r.wait(ctx); err != nil {
+		return nil, err
+	}
+	sel := labels.Everything()
+	if opts.LabelSelector != "" {
+		s, err := labels.Parse(opts.LabelSelector)
+		if err != nil {
+			return nil, fmt.Errorf("controller: label selector %q: %w", opts.LabelSelector, err)
+		}
+		sel = s
+	}
+	var items []T
+	if opts.Namespace != "" {
+		var err error
+		if items, err = r.inf.Store().ByIndex("namespace", opts.Namespace); err != nil {
+			return nil, err
+		}
+	} else {
+		items = r.inf.Store().List()
+	}
+	out := make([]T, 0, len(items))
+	for _, it := range items {
+		if !sel.Empty() {
+			l, ok := any(it).(labeled)
+			if !ok || !sel.Matches(labels.Set(l.GetLabels())) {
+				continue
+			}
+		}
+		c, err := deepCopy(it)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func (r *Reader[T]) wait(ctx context.Context) error {
+	if r.inf.HasSynced() {
+		return nil
+	}
+	if !r.inf.WaitForSync(ctx) {
+		return fmt.Errorf("controller: cache of %s not synced: %w", r.res, context.Cause(ctx))
+	}
+	return nil
+}
+
+// deepCopy copies obj so the caller may change it.
+func deepCopy[T any](obj T) (T, error) {
+	if c, ok := any(obj).(interface{ DeepCopy() T }); ok {
+		return c.DeepCopy(), nil
+	}
+	b, err := jsoniter.ConfigCompatibleWithStandardLibrary.Marshal(obj)
+	if err != nil {
+		var zero T
+		return zero, fmt.Errorf("controller: copying a %T: %w", obj, err)
+	}
+	var out T
+	if err := jsoniter.ConfigCompatibleWithStandardLibrary.Unmarshal(b, &out); err != nil {
+		var zero T
+		return zero, fmt.Errorf("controller: copying a %T: %w", obj, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,154 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/kwatch/kwatch/kube"
+	"github.com/kwatch/kwatch/queue"
+	"github.com/kwatch/kwatch/watch"
+)
+
+// Result tells the controller what to do after a reconcile without error:
+// nothing, or the key again after a delay (RequeueAfter) or a rate-limited
+// wait (Requeue).
+type Result = queue.Result
+
+// Reconciler brings the world in line with the object key names, reading
+// it from the manager's caches and writing through package client. An
+// error retries the key with per-key backoff, unless it is Terminal.
+type Reconciler func(ctx context.Context, key Key) (Result, error)
+
+// Config describes a controller of the primary type P.
+type Config[P watch.Object] struct {
+	// Name names the controller in logs and metrics (the workqueue's name).
+	// Required, unique in the manager.
+	Name string
+	// For is the primary resource: a change of one of its objects enqueues
+	// the object's key. Required.
+	For kube.Resource
+	// Predicates filter the changes of the primary objects that enqueue.
+	Predicates []Predicate[P]
+	// Owns and Watches are the other sources of keys (see Owns and
+	// Watches).
+	Owns    []Source
+	Watches []Source
+	// Reconcile is called with each key. Required.
+	Reconcile Reconciler
+	// Workers reconcile different keys at once; one key is never
+	// reconciled by two workers at once. Zero means 1.
+	Workers int
+	// RateLimiter paces retries of failed keys; queue.DefaultRateLimiter
+	// (per-key exponential backoff and a token bucket) when nil.
+	RateLimiter queue.RateLimiter[Key]
+}
+
+// Controller is a running controller of a Manager.
+type Controller struct {
+	name    string
+	log     *slog.Logger
+	runner  *queue.Runner[Key]
+	synced  []func(context.Context) bool
+	sources []string
+}
+
+// New adds a controller to m. Its informers are started by m.Run, its
+// workers only once every informer it uses has synced.
+func New[P watch.Object](m *Manager, cfg Config[P]) (*Controller, error) {
+	if cfg.Name == "" || cfg.Reconcile == nil || cfg.For.Resource == "" {
+		return nil, errors.New("controller: Config needs Name, For and Reconcile")
+	}
+	m.mu.Lock()
+	for _, c := range m.controllers {
+		if c.name == cfg.Name {
+			m.mu.Unlock()
+			return nil, fmt.Errorf("controller: a controller named %q already exists", cfg.Name)
+		}
+	}
+	running := m.running
+	m.mu.Unlock()
+	if running {
+		return nil, errors.New("controller: New after Manager.Run")
+	}
+	log := m.log.With("controller", cfg.Name)
+	c := &Controller{name: cfg.Name, log: log}
+	reconcile := cfg.Reconcile
+	runner, err := queue.NewRunner(queue.RunnerOptions[Key]{
+		Workers:      cfg.Workers,
+		DrainTimeout: m.opts.ShutdownTimeout,
+		Logger:       log,
+		Queue: queue.RateLimitedOptions[Key]{RateLimiter: cfg.RateLimiter,
+			Options: queue.Options{Name: cfg.Name, Metrics: m.opts.Metrics}},
+		Reconcile: func(ctx context.Context, key Key) (Result, error) {
+			res, err := reconcile(ctx, key)
+			var term *terminalError
+			if errors.As(err, &term) {
+				log.Error("reconcile failed for good; not retried", "key", key.String(), "error", term.err)
+				return Result{}, nil
+			}
+			return res, err
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.runner = runner
+	sources := append([]Source{forSource(cfg.For, cfg.Predicates)}, cfg.Owns...)
+	sources = append(sources, cfg.Watches...)
+	for _, s := range sources {
+		synced, err := s.start(m, cfg.For, runner.Add)
+		if err != nil {
+			return nil, fmt.Errorf("controller %q: %s: %w", cfg.Name, s, err)
+		}
+		c.synced = append(c.synced, synced)
+		c.sources = append(c.sources, s.String())
+	}
+	m.mu.Lock()
+	m.controllers = append(m.controllers, c)
+	m.mu.Unlock()
+	return c, nil
+}
+
+// Name is the controller's name.
+func (c *Controller) Name() string { return c.name }
+
+// Enqueue queues key for reconciling, from outside the controller's
+// sources (a timer, another controller).
+func (c *Controller) Enqueue(key Key) { c.runner.Add(key) }
+
+// run waits for the controller's informers, then runs its workers until
+// ctx ends and their reconciles have drained.
+func (c *Controller) run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	ok := make([]bool, len(c.synced))
+	for i, synced := range c.synced {
+		wg.Go(func() { ok[i] = synced(ctx) })
+	}
+	wg.Wait()
+	for i := range ok {
+		if !ok[i] {
+			// ctx ended before the caches synced: no reconcile ever ran.
+			c.log.Info("stopped before its caches synced", "source", c.sources[i])
+			return nil
+		}
+	}
+	c.log.Info("caches synced; starting workers", "sources", c.sources)
+	return c.runner.Run(ctx)
+}
+
+// Terminal marks err as final: the key is not retried (it is logged).
+// Use it for what retrying cannot fix, such as an invalid spec.
+func Terminal(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &terminalError{err: err}
+}
+
+type terminalError struct{ err error }
+
+func (e *terminalError) Error() string { return "terminal: " + e.err.Error() }
+func (e *terminalError) Unwrap() error { return e.err }

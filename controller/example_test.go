@@ -1,0 +1,74 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kwatch/kwatch/client"
+	"github.com/kwatch/kwatch/controller"
+	"github.com/kwatch/kwatch/internal/sim"
+	"github.com/kwatch/kwatch/kube"
+)
+
+// ConfigMap holds what the example reads.
+type ConfigMap struct {
+	metav1.ObjectMeta `json:"metadata"`
+	Data              map[string]string `json:"data,omitempty"`
+}
+
+// A controller that stamps every configmap with the number of its keys.
+func Example() {
+	srv, _ := sim.New(sim.Options{})
+	_ = srv.EnsureNamespace("demo")
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go srv.Serve(ctx, ln)
+	c, _ := kube.NewClient(&kube.Config{Host: "http://" + ln.Addr().String()})
+
+	mgr, _ := controller.NewManager(c, controller.ManagerOptions{Logger: quiet()})
+	cache, _ := controller.Cache[*ConfigMap](mgr, kube.ConfigMaps)
+	writes := client.For[*ConfigMap](c, kube.ConfigMaps, client.Options{FieldManager: "stamper"})
+	done := make(chan struct{})
+	var once sync.Once
+	_, err := controller.New(mgr, controller.Config[*ConfigMap]{
+		Name: "stamper", For: kube.ConfigMaps,
+		Reconcile: func(ctx context.Context, key controller.Key) (controller.Result, error) {
+			cm, ok, err := cache.Get(ctx, key)
+			if err != nil || !ok {
+				return controller.Result{}, err
+			}
+			want := fmt.Sprint(len(cm.Data))
+			if cm.Annotations["keys"] == want {
+				return controller.Result{}, nil
+			}
+			patch := []byte(`{"metadata":{"annotations":{"keys":"` + want + `"}}}`)
+			out, err := writes.Patch(ctx, key.Namespace, key.Name, client.MergePatch, patch, client.PatchOptions{})
+			if err == nil {
+				once.Do(func() {
+					fmt.Println(key, "has", out.Annotations["keys"], "keys")
+					close(done)
+				})
+			}
+			return controller.Result{}, err
+		},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ran := make(chan error)
+	go func() { ran <- mgr.Run(ctx) }()
+	_, _ = writes.Create(ctx, &ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "settings"},
+		Data: map[string]string{"a": "1", "b": "2"}}, client.CreateOptions{})
+	<-done
+	stop()
+	fmt.Println("manager stopped:", <-ran)
+	// Output:
+	// demo/settings has 2 keys
+	// manager stopped: <nil>
+}

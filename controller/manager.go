@@ -1,0 +1,204 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/kwatch/kwatch/informer"
+	"github.com/kwatch/kwatch/kube"
+	"github.com/kwatch/kwatch/metrics"
+	"github.com/kwatch/kwatch/store"
+	"github.com/kwatch/kwatch/watch"
+)
+
+// DefaultShutdownTimeout bounds how long in-flight reconciles may run after
+// the manager's context ends.
+const DefaultShutdownTimeout = 30 * time.Second
+
+// ManagerOptions configure a Manager. Every field is optional.
+type ManagerOptions struct {
+	// Namespace limits every cache to one namespace; "" caches all.
+	Namespace string
+	// Logger receives the manager's, the informers' and the controllers'
+	// logs, each line carrying its controller and key; slog.Default().
+	Logger *slog.Logger
+	// Metrics receives the workqueue_* and kwatch_reconcile_* series of
+	// every controller (labelled with its name); none by default.
+	Metrics metrics.Provider
+	// ShutdownTimeout bounds the in-flight reconciles after Run's context
+	// ends; DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
+	// InformerOptions, if set, adjusts the options of each informer the
+	// manager starts (list mode, timeouts, backoff); the identity fields
+	// (client, resource, namespace, selectors) are the manager's.
+	InformerOptions func(res kube.Resource) InformerTuning
+}
+
+// InformerTuning are the informer options a manager lets callers set.
+type InformerTuning struct {
+	ListMode     informer.ListMode
+	PageSize     int64
+	ResyncPeriod time.Duration
+	IdleTimeout  time.Duration
+	Backoff      informer.Backoff
+}
+
+// Manager owns what a process's controllers share: one connection, one
+// informer per (type, resource) shared by every controller and reader,
+// the controllers, and their goroutines. Build it with NewManager, add
+// controllers with New and caches with Cache, then Run. Its constructor
+// starts nothing.
+type Manager struct {
+	c    *kube.Client
+	opts ManagerOptions
+	log  *slog.Logger
+	reg  informer.Registry
+
+	mu          sync.Mutex
+	caches      map[cacheKey]*cacheEntry // guarded by mu
+	controllers []*Controller            // guarded by mu
+	running     bool                     // guarded by mu
+}
+
+type cacheKey struct {
+	typ reflect.Type
+	res string
+}
+
+type cacheEntry struct {
+	inf    any // *informer.Informer[T]
+	name   string
+	health func() informer.Health
+	synced func() bool
+}
+
+// NewManager returns a manager on c. It does not contact the server.
+func NewManager(c *kube.Client, opts ManagerOptions) (*Manager, error) {
+	if c == nil {
+		return nil, errors.New("controller: NewManager needs a *kube.Client")
+	}
+	if opts.ShutdownTimeout < 0 {
+		return nil, fmt.Errorf("controller: ManagerOptions.ShutdownTimeout %v is negative", opts.ShutdownTimeout)
+	}
+	if opts.ShutdownTimeout == 0 {
+		opts.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Manager{c: c, opts: opts, log: log, caches: map[cacheKey]*cacheEntry{}}, nil
+}
+
+// Client is the manager's connection, for writes (package client) and
+// discovery.
+func (m *Manager) Client() *kube.Client { return m.c }
+
+// Informer returns the manager's shared informer of res as T, building it
+// on first use; the manager's Run starts it (at once when Run is already
+// running). Every caller asking for the same T and resource shares it.
+func Informer[T watch.Object](m *Manager, res kube.Resource) (*informer.Informer[T], error) {
+	key := cacheKey{typ: reflect.TypeFor[T](), res: res.GroupVersion() + "/" + res.Resource}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e, ok := m.caches[key]; ok {
+		return e.inf.(*informer.Informer[T]), nil
+	}
+	opts := informer.Options[T]{Client: m.c, Resource: res, Namespace: m.opts.Namespace,
+		Logger: m.log.With("resource", res.String())}
+	if m.opts.InformerOptions != nil {
+		t := m.opts.InformerOptions(res)
+		opts.ListMode, opts.PageSize, opts.ResyncPeriod, opts.IdleTimeout, opts.Backoff =
+			t.ListMode, t.PageSize, t.ResyncPeriod, t.IdleTimeout, t.Backoff
+	}
+	inf, _, err := informer.Shared(&m.reg, opts) // held for the manager's life
+	if err != nil {
+		return nil, err
+	}
+	m.caches[key] = &cacheEntry{inf: inf, name: fmt.Sprintf("%s (%v)", res, key.typ), health: inf.Health, synced: inf.HasSynced}
+	return inf, nil
+}
+
+// Run starts the informers and the controllers, and blocks until ctx ends.
+// Then it shuts down in order: controllers stop taking work and let
+// in-flight reconciles finish within ShutdownTimeout, then the informers
+// stop. It returns after every goroutine it started has ended, with the
+// controllers' and informers' errors joined. A Manager runs once.
+func (m *Manager) Run(ctx context.Context) error {
+	m.mu.Lock()
+	if m.running {
+		m.mu.Unlock()
+		return errors.New("controller: Manager.Run called twice")
+	}
+	m.running = true
+	ctls := append([]*Controller(nil), m.controllers...)
+	m.mu.Unlock()
+
+	infCtx, stopInformers := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopInformers()
+	infDone := make(chan error, 1)
+	go func() { infDone <- m.reg.Run(infCtx) }()
+
+	// A controller that fails stops the others: the manager is one unit.
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	errs := make([]error, len(ctls))
+	var wg sync.WaitGroup
+	for i, c := range ctls {
+		wg.Go(func() {
+			if errs[i] = c.run(runCtx); errs[i] != nil {
+				m.log.Error("controller failed; stopping the manager", "controller", c.name, "error", errs[i])
+				stopRun()
+			}
+		})
+	}
+	<-runCtx.Done()
+	wg.Wait()
+	m.log.Info("controllers stopped; stopping informers")
+	stopInformers()
+	infErr := <-infDone
+	if errors.Is(infErr, context.Canceled) {
+		infErr = nil
+	}
+	return errors.Join(append(errs, infErr)...)
+}
+
+// Synced reports whether every informer of the manager has synced.
+func (m *Manager) Synced() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, e := range m.caches {
+		if !e.synced() {
+			return false
+		}
+	}
+	return true
+}
+
+// InformerHealth is the health of one of the manager's informers.
+type InformerHealth struct {
+	Name string
+	informer.Health
+}
+
+// Health reports every informer's health, by name.
+func (m *Manager) Health() []InformerHealth {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]InformerHealth, 0, len(m.caches))
+	for _, e := range m.caches {
+		out = append(out, InformerHealth{Name: e.name, Health: e.health()})
+	}
+	return out
+}
+
+// keyOf is the store key of an object (store.MetaKey).
+func keyOf(obj any) string {
+	k, _ := store.MetaKey(obj)
+	return k
+}

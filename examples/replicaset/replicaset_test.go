@@ -1,0 +1,128 @@
+package replicaset_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kwatch/kwatch/client"
+	"github.com/kwatch/kwatch/controller"
+	"github.com/kwatch/kwatch/examples/replicaset"
+	"github.com/kwatch/kwatch/internal/sim"
+	"github.com/kwatch/kwatch/internal/sim/simtest"
+	"github.com/kwatch/kwatch/kube"
+	"github.com/kwatch/kwatch/watch"
+)
+
+const (
+	waitLong = 30 * time.Second
+	tick     = 10 * time.Millisecond
+)
+
+func newRS(name string, replicas int32, image string) *replicaset.ReplicaSet {
+	rs := &replicaset.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: name}}
+	rs.Spec.Replicas = &replicas
+	rs.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}}
+	rs.Spec.Template.Metadata.Labels = map[string]string{"app": name}
+	rs.Spec.Template.Spec = json.RawMessage(`{"containers":[{"name":"main","image":"` + image + `"}]}`)
+	return rs
+}
+
+// podsOf lists rs's pods from the server (not a cache): their images, sorted.
+func podsOf(t *testing.T, pods *client.Resource[*replicaset.Pod], name string) []string {
+	t.Helper()
+	page, err := pods.List(context.Background(), "demo", watch.ListOptions{LabelSelector: "app=" + name})
+	require.NoError(t, err)
+	var images []string
+	for _, p := range page.Items {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		var spec struct {
+			Containers []struct{ Image string } `json:"containers"`
+		}
+		require.NoError(t, json.Unmarshal(p.Spec, &spec))
+		images = append(images, spec.Containers[0].Image)
+	}
+	sort.Strings(images)
+	return images
+}
+
+func images(image string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = image
+	}
+	return out
+}
+
+func TestReplicaSetController(t *testing.T) {
+	h := simtest.Start(t, sim.Options{})
+	require.NoError(t, h.Server.EnsureNamespace("demo"))
+	c, err := kube.NewClient(&kube.Config{Host: h.URL})
+	require.NoError(t, err)
+	mgr, err := controller.NewManager(c, controller.ManagerOptions{Namespace: "demo",
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	require.NoError(t, replicaset.Setup(mgr, 2))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Run(ctx) }()
+	defer func() {
+		cancel()
+		require.NoError(t, <-done)
+	}()
+
+	rss := client.For[*replicaset.ReplicaSet](c, kube.ReplicaSets, client.Options{})
+	pods := client.For[*replicaset.Pod](c, kube.Pods, client.Options{})
+	_, err = rss.Create(ctx, newRS("web", 3, "nginx:1"), client.CreateOptions{})
+	require.NoError(t, err)
+	converges := func(want []string, what string) {
+		t.Helper()
+		require.Eventually(t, func() bool { return equal(podsOf(t, pods, "web"), want) }, waitLong, tick,
+			"%s: pods %v, want %v", what, podsOf(t, pods, "web"), want)
+	}
+	converges(images("nginx:1", 3), "created")
+	require.Eventually(t, func() bool {
+		rs, err := rss.Get(ctx, "demo", "web", client.GetOptions{})
+		return err == nil && rs.Status.Replicas == 3 && rs.Status.ObservedGeneration == rs.Generation
+	}, waitLong, tick, "status follows")
+
+	_, err = rss.SetScale(ctx, "demo", "web", 5, client.WriteOptions{})
+	require.NoError(t, err)
+	converges(images("nginx:1", 5), "scaled up")
+	_, err = rss.SetScale(ctx, "demo", "web", 1, client.WriteOptions{})
+	require.NoError(t, err)
+	converges(images("nginx:1", 1), "scaled down")
+
+	_, err = rss.Patch(ctx, "demo", "web", client.MergePatch,
+		[]byte(`{"spec":{"template":{"spec":{"containers":[{"name":"main","image":"nginx:2"}]}}}}`), client.PatchOptions{})
+	require.NoError(t, err)
+	page, err := pods.List(ctx, "demo", watch.ListOptions{LabelSelector: "app=web"})
+	require.NoError(t, err)
+	require.Len(t, page.Items, 1)
+	require.NoError(t, pods.Delete(ctx, "demo", page.Items[0].Name, client.DeleteOptions{}))
+	converges(images("nginx:2", 1), "a deleted pod is replaced from the new template")
+
+	require.NoError(t, rss.Delete(ctx, "demo", "web", client.DeleteOptions{}))
+	converges(nil, "the ReplicaSet's pods go with it")
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
