@@ -183,6 +183,11 @@ func TestLiveChangesFilterNamespaceAndQuit(t *testing.T) {
 	p.until("the first screen", matches(`^kwatch · pods · all namespaces · 4$`, `^Running 3  Pending 1$`,
 		`^demo +db-0 +0/2 +Pending `, `^demo +web-1 `, `^demo +web-2 +\S+ +Running +3 `, `^other +elsewhere `))
 
+	colours := p.run("capture-pane", "-p", "-e", "-t", "live")
+	require.Regexp(t, `(?m)^demo +db-0 +0/2 +\x1b\[33mPending`, colours, "Pending is yellow")
+	require.Regexp(t, `(?m)^demo +web-1 +2/2 +\x1b\[32mRunning`, colours, "Running is green")
+	require.Regexp(t, `(?m)^\x1b\[7mNAMESPACE +NAME`, colours, "the header is reversed")
+
 	_, err := h.Server.PutPod(sim.Pod{Namespace: "demo", Name: "web-3"})
 	require.NoError(t, err)
 	p.until("an added pod", matches(`^demo +web-3 +0/2 +Pending +0 `, `^Running 3  Pending 2$`, ` · 5$`))
@@ -213,8 +218,9 @@ func TestLiveChangesFilterNamespaceAndQuit(t *testing.T) {
 
 // TestLiveReconnecting stops the server under the live view and starts
 // another on its address: the connection line says reconnecting, with the
-// last error and the time the table dates from, then watching again, and
-// the table becomes the new server's.
+// last error and the time the table dates from, then watching again after
+// a relist (the new server knows nothing of the old one's
+// resourceVersions), and the table becomes the new server's.
 func TestLiveReconnecting(t *testing.T) {
 	oldSrv, err := sim.New(sim.Options{})
 	require.NoError(t, err)
@@ -234,7 +240,7 @@ func TestLiveReconnecting(t *testing.T) {
 	putPods(t, newSrv, "keep", "new", 2, 0)
 	serveAt(t, newSrv, old.addr)
 	p.until("watching the new server", func(s string) bool {
-		return matches(`^● watching`, `^keep +new-001 `, ` · 2$`)(s) && lacks(s, "old-00")
+		return matches(`^● watching.* · [1-9]\d* relists`, `^keep +new-001 `, ` · 2$`)(s) && lacks(s, "old-00")
 	})
 	p.keys("q")
 	p.exited()

@@ -131,6 +131,15 @@ func draw(s tcell.Screen, m *Model, now time.Time) {
 	s.Show()
 }
 
+// The terminal's own red, green and yellow (ANSI colours 1 to 3, what
+// kubectl's and most tools' colours are), so that its theme decides their
+// shade: tcell's ColorRed and ColorYellow are the bright variants.
+var (
+	ansiRed    = tcell.PaletteColor(1)
+	ansiGreen  = tcell.PaletteColor(2)
+	ansiYellow = tcell.PaletteColor(3)
+)
+
 // styleOf maps a Style to the terminal's.
 func styleOf(s Style) tcell.Style {
 	st := tcell.StyleDefault
@@ -140,11 +149,11 @@ func styleOf(s Style) tcell.Style {
 	case StyleHeader, StyleSelected:
 		return st.Reverse(true)
 	case StyleGood:
-		return st.Foreground(tcell.ColorGreen)
+		return st.Foreground(ansiGreen)
 	case StyleWarn:
-		return st.Foreground(tcell.ColorYellow)
+		return st.Foreground(ansiYellow)
 	case StyleBad:
-		return st.Foreground(tcell.ColorRed)
+		return st.Foreground(ansiRed)
 	case StyleDim:
 		return st.Dim(true)
 	}

@@ -123,7 +123,7 @@ func TestRunShowsUpdatesKeysAndTicks(t *testing.T) {
 		require.Regexp(t, `(?m)^shop +web-1 +Running +0s$`, screen)
 		require.Contains(t, screen, "CrashLoopBackOff 1  Running 1")
 		require.Contains(t, screen, "● watching")
-		require.Equal(t, tcell.StyleDefault.Foreground(tcell.ColorRed), r.styleAt(t, "CrashLoopBackOff   "))
+		require.Equal(t, tcell.StyleDefault.Foreground(ansiRed), r.styleAt(t, "CrashLoopBackOff   "))
 		require.Equal(t, tcell.StyleDefault.Reverse(true), r.styleAt(t, "NAMESPACE"))
 
 		time.Sleep(3 * time.Second)
