@@ -2,6 +2,7 @@ package events
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,6 +71,31 @@ func TestObjectLimiter(t *testing.T) {
 		}
 		if len(l.buckets) > 2 {
 			t.Fatalf("row %d: %d buckets, bound 2", i, len(l.buckets))
+		}
+	}
+}
+
+func TestEventName(t *testing.T) {
+	long := strings.Repeat("a", 250)
+	tests := []struct {
+		object, want string
+	}{
+		{"web-1", "web-1.17f"},
+		{"web-1.example.com", "web-1.example.com.17f"},
+		{"system:aggregate-to-edit", "system-aggregate-to-edit.17f"},
+		{"Upper_Case", "upper-case.17f"},
+		{":odd:", "odd.17f"},
+		{"::", "17f"},
+		{long, long[:249] + ".17f"},
+		{strings.Repeat("a", 248) + "-b", strings.Repeat("a", 248) + ".17f"}, // the cut leaves a '-' at the end
+	}
+	for _, tt := range tests {
+		got := eventName(tt.object, "17f")
+		if got != tt.want {
+			t.Errorf("eventName(%q) = %q, want %q", tt.object, got, tt.want)
+		}
+		if len(got) > maxNameLength {
+			t.Errorf("eventName(%q) is %d bytes, over %d", tt.object, len(got), maxNameLength)
 		}
 	}
 }

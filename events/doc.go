@@ -20,5 +20,10 @@
 //     count so far. The recorder remembers at most MaxObjects Events and
 //     objects (DefaultMaxObjects 4096), forgetting the least recently seen.
 //   - A failed write is counted and logged at debug level, not retried:
-//     events are best effort, and a retry could only delay the next.
+//     events are best effort, and a retry could only delay the next. After
+//     a failed patch the count is kept, so the next repeat's patch makes up
+//     for it; after a failed create the next occurrence creates again.
+//   - Event names are "<object>.<hex>" made a valid DNS subdomain: an
+//     object name that is not one (a ClusterRole's "system:...") or is too
+//     long for the suffix is adjusted rather than refused by the server.
 package events

@@ -237,7 +237,7 @@ func (r *Recorder) write(ctx context.Context, c *correlator, o occurrence) {
 	if ns == "" {
 		ns = metav1.NamespaceDefault // where client-go puts events about cluster-scoped objects
 	}
-	s, repeat := c.observe(k, ns, o.at, func() string { return o.ref.Name + "." + r.uniqueSuffix(o.at) })
+	s, repeat := c.observe(k, ns, o.at, func() string { return eventName(o.ref.Name, r.uniqueSuffix(o.at)) })
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	if repeat {
@@ -247,22 +247,25 @@ func (r *Recorder) write(ctx context.Context, c *correlator, o occurrence) {
 			return
 		}
 		if !kube.IsNotFound(err) {
-			r.fail(c, k, err)
+			// Keep the entry: its count already includes this occurrence,
+			// so the next repeat's patch makes up for this one.
+			r.failed.inc()
+			r.logFailure(k, err)
 			return
 		}
 		// The stored Event is gone (deleted, or expired by the server's
 		// event TTL): create it again with the count so far, as client-go does.
 	}
 	if _, err := r.events.Create(ctx, r.eventOf(o, s), client.CreateOptions{}); err != nil {
-		r.fail(c, k, err)
+		c.forget(k) // nothing stored: the next occurrence creates it
+		r.failed.inc()
+		r.logFailure(k, err)
 		return
 	}
 	r.created.inc()
 }
 
-func (r *Recorder) fail(c *correlator, k aggKey, err error) {
-	c.forget(k)
-	r.failed.inc()
+func (r *Recorder) logFailure(k aggKey, err error) {
 	r.log.Debug("events: write failed", "object", k.ref.Namespace+"/"+k.ref.Name, "reason", k.reason, "err", err)
 }
 
@@ -304,3 +307,43 @@ func (r *Recorder) uniqueSuffix(at time.Time) string {
 		}
 	}
 }
+
+// maxNameLength is the longest metadata.name the server takes for an
+// Event (a DNS subdomain).
+const maxNameLength = 253
+
+// eventName is client-go's "<object>.<suffix>", made a valid DNS subdomain
+// where the object's name alone would not give one: an object name that
+// is not one (a ClusterRole's "system:aggregate", say) has its other
+// characters turned into '-' and upper case lowered, and a long name is
+// cut so that the whole fits maxNameLength. A valid, short name is kept
+// as it is.
+func eventName(object, suffix string) string {
+	b := []byte(object)
+	for i, c := range b {
+		switch {
+		case 'A' <= c && c <= 'Z':
+			b[i] = c + ('a' - 'A')
+		case ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') || c == '-' || c == '.':
+		default:
+			b[i] = '-'
+		}
+	}
+	if keep := maxNameLength - 1 - len(suffix); len(b) > keep {
+		b = b[:keep]
+	}
+	// A subdomain's labels start and end with a letter or digit: trim what
+	// the replacements or the cut left at the ends of the object part.
+	for len(b) > 0 && !isAlnum(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && !isAlnum(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	if len(b) == 0 {
+		return suffix
+	}
+	return string(b) + "." + suffix
+}
+
+func isAlnum(c byte) bool { return ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') }

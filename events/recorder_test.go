@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kwatch/kwatch/client"
+	"github.com/kwatch/kwatch/internal/sim"
 	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/metrics"
 	"github.com/kwatch/kwatch/metrics/metricstest"
@@ -254,5 +255,24 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		c := newEnv(t, Options{}).client
 		_, err := New(Options{Client: c, Burst: -1})
 		require.ErrorContains(t, err, "Options.Burst")
+	})
+}
+
+func TestFailedPatchIsMadeUpByTheNext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, Options{Logger: slog.New(slog.DiscardHandler)})
+		e.rec.Event(pod("web-1"), TypeNormal, "Pulled", "image pulled")
+		synctest.Wait()
+		require.NoError(t, e.srv.InjectFault(sim.Fault{Type: sim.FaultError, Code: 500, Match: "write", Resource: "events"}))
+		e.rec.Event(pod("web-1"), TypeNormal, "Pulled", "image pulled") // its patch gets the 500
+		synctest.Wait()
+		require.Equal(t, int64(1), e.srv.Stats().FaultsFired[sim.FaultError], "the fault must have fired")
+		require.Equal(t, Stats{Created: 1, Failed: 1}, e.rec.Stats())
+		e.rec.Event(pod("web-1"), TypeNormal, "Pulled", "image pulled")
+		synctest.Wait()
+		got := e.stored(t, "demo")
+		require.Len(t, got, 1, "the failed patch did not start a new Event")
+		require.Equal(t, int32(3), got[0].Count, "the next patch counts the occurrence whose patch failed")
+		require.Equal(t, Stats{Created: 1, Patched: 1, Failed: 1}, e.rec.Stats())
 	})
 }
