@@ -227,7 +227,11 @@ func (lt *liveTable) upsert(m *live.Model, r *printers.ServerRow, initial bool) 
 		}
 		lt.setColumns(m, firstColumns([]change[*printers.ServerRow]{{obj: r}}))
 	}
-	m.Upsert(lt.row(r))
+	row := lt.row(r)
+	if !initial {
+		row.Changed = time.Now() // the view's clock: Run's default
+	}
+	m.Upsert(row)
 }
 
 func (lt *liveTable) delete(m *live.Model, r *printers.ServerRow) {

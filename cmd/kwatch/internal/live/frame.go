@@ -19,6 +19,7 @@ const (
 	StyleBad            // red: Failed, CrashLoopBackOff, Error, reconnecting
 	StyleDim            // dim: Terminating, hints
 	StyleSelected       // reverse: the namespace under the cursor
+	StyleChanged        // bold: a row that changed a moment ago
 )
 
 // Span is text in one style; a plain value.

@@ -24,7 +24,14 @@ type Row struct {
 	// per row per second of its clock and caches the result; it must not
 	// block. Nil means a row of empty cells.
 	Cells func(now time.Time) []string
+	// Changed is when the object last changed as the view heard of it
+	// (zero for the initial list): for changedFor after it the row is
+	// bold, as "watch -d" highlights what changed.
+	Changed time.Time
 }
+
+// changedFor is how long a changed row stays bold.
+const changedFor = 2 * time.Second
 
 // Options configure a Model. The zero value is a model with no columns.
 type Options struct {

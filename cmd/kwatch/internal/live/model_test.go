@@ -299,3 +299,21 @@ func BenchmarkModelChurnFrame(b *testing.B) {
 		m.Render(t0.Add(time.Duration(i)*time.Second), 200, 50)
 	}
 }
+
+func TestModelChangedRowsAreBold(t *testing.T) {
+	r := pod("a", "x", "Running", t0)
+	r.Changed = t0
+	m := podModel(r, pod("a", "y", "Running", t0))
+	styles := func(now time.Time, line int) []Style {
+		var s []Style
+		for _, sp := range m.Render(now, 60, 8).Lines[line] {
+			s = append(s, sp.Style)
+		}
+		return s
+	}
+	bold := []Style{StyleChanged, StyleChanged, StyleGood, StyleChanged}
+	plain := []Style{StyleNormal, StyleNormal, StyleGood, StyleNormal}
+	require.Equal(t, bold, styles(t0.Add(time.Second), 4), "just changed")
+	require.Equal(t, plain, styles(t0.Add(time.Second), 5), "never changed (the initial list)")
+	require.Equal(t, plain, styles(t0.Add(changedFor), 4), "no longer")
+}

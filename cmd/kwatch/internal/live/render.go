@@ -36,7 +36,7 @@ func (m *Model) Render(now time.Time, width, height int) Frame {
 		header, widths = m.layout(rows)
 		m.offset = min(max(m.offset, 0), max(len(rows)-body, 0))
 		for _, e := range rows[m.offset:min(m.offset+body, len(rows))] {
-			lines = append(lines, m.rowLine(e, widths))
+			lines = append(lines, m.rowLine(e, widths, now))
 		}
 	}
 	content := append([]Line{m.titleLine(shown), connLine(m.conn, now), countsLine(counts, shown), header}, lines...)
@@ -90,13 +90,17 @@ func (m *Model) rowCells(e *entry) []string {
 	return e.cells
 }
 
-// rowLine lays out one row; the STATUS cell takes the status's colour, and
-// a row on its way out (Terminating) is dim as a whole.
-func (m *Model) rowLine(e *entry, widths []int) Line {
+// rowLine lays out one row; the STATUS cell takes the status's colour, a
+// row on its way out (Terminating) is dim as a whole, and one that changed
+// a moment ago is bold.
+func (m *Model) rowLine(e *entry, widths []int, now time.Time) Line {
 	style := StatusStyle(e.row.Status)
 	base := StyleNormal
-	if style == StyleDim {
+	switch {
+	case style == StyleDim:
 		base = StyleDim
+	case changedRecently(e.row, now):
+		base = StyleChanged
 	}
 	status := m.status
 	if status >= 0 && m.opts.Namespaced && m.namespace == "" {
@@ -116,6 +120,11 @@ func (m *Model) rowLine(e *entry, widths []int) Line {
 		l = l.add(padCell(c, w, i == len(widths)-1), s)
 	}
 	return l
+}
+
+// changedRecently: r changed less than changedFor before now.
+func changedRecently(r Row, now time.Time) bool {
+	return !r.Changed.IsZero() && now.Sub(r.Changed) < changedFor
 }
 
 // padCell fits c into w cells, plus the gap unless it is the last column.

@@ -144,7 +144,7 @@ var (
 func styleOf(s Style) tcell.Style {
 	st := tcell.StyleDefault
 	switch s {
-	case StyleTitle:
+	case StyleTitle, StyleChanged:
 		return st.Bold(true)
 	case StyleHeader, StyleSelected:
 		return st.Reverse(true)
