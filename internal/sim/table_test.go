@@ -167,3 +167,29 @@ func TestTableWatchBookmark(t *testing.T) {
 	require.Empty(t, bm.Object.Columns, "later events have none")
 	require.Equal(t, []any{"", 0.0, "<unknown>"}, bm.Object.Rows[0].Cells, "a row printed from an empty object")
 }
+
+// TestTableEventsAndStatefulSets: the kinds without a capture print the real
+// server's printer's cells (pkg/printers of kubernetes v1.37.2).
+func TestTableEventsAndStatefulSets(t *testing.T) {
+	h := simtest.Start(t, sim.Options{})
+	_, err := h.Server.Create("events", []byte(`{"metadata":{"name":"web.1","namespace":"demo"},
+		"involvedObject":{"kind":"Pod","name":"web-1","namespace":"demo","fieldPath":"spec.containers{web}"},
+		"reason":"Pulled","message":"  pulled the image \n","type":"Normal","count":3,
+		"source":{"component":"kubelet","host":"node-1"}}`))
+	require.NoError(t, err)
+	_, err = h.Server.Create("statefulsets.apps", []byte(`{"metadata":{"name":"db","namespace":"demo"},"spec":{"replicas":3,
+		"selector":{"matchLabels":{"app":"db"}},"template":{"metadata":{"labels":{"app":"db"}},"spec":{"containers":[
+		{"name":"pg","image":"postgres:17"}]}}}}`))
+	require.NoError(t, err)
+
+	ev := getTable(t, h, "/api/v1/namespaces/demo/events")
+	require.Len(t, ev.Columns, 10)
+	require.Equal(t, []any{"<unknown>", "Normal", "Pulled", "pod/web-1", "spec.containers{web}", "kubelet, node-1",
+		"pulled the image", "<unknown>", 3.0, "web.1"}, ev.Rows[0].Cells, "no timestamps: <unknown>; the message trimmed")
+
+	ss := getTable(t, h, "/apis/apps/v1/namespaces/demo/statefulsets")
+	require.Len(t, ss.Columns, 5)
+	cells := ss.Rows[0].Cells
+	cells[2] = nil // AGE
+	require.Equal(t, []any{"db", "0/3", nil, "pg", "postgres:17"}, cells)
+}

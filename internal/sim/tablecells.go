@@ -28,6 +28,12 @@ var builtinCells = map[string]func(o *object, m map[string]any, now time.Time) [
 		return []any{o.name, str(m, "type"), int64(len(obj(m, "data"))), age(o.created, now)}
 	},
 	"nodes": nodeCells,
+	"statefulsets.apps": func(o *object, m map[string]any, now time.Time) []any {
+		names, images := containerCells(list(m, "spec", "template", "spec", "containers"))
+		return []any{o.name, strconv.FormatInt(integer(m, 0, "status", "readyReplicas"), 10) + "/" +
+			strconv.FormatInt(integer(m, 1, "spec", "replicas"), 10), age(o.created, now), names, images}
+	},
+	"events": eventCells,
 }
 
 // decodeForCells decodes o's JSON for its cells; nil if it does not decode.
@@ -295,6 +301,56 @@ func nodeAddress(m map[string]any, typ string) string {
 		}
 	}
 	return "<none>"
+}
+
+// eventCells is a core/v1 Event's row: LAST SEEN (lastTimestamp, else the first
+// time, or series.lastObservedTime), TYPE, REASON, OBJECT (kind/name), the wide
+// SUBOBJECT and SOURCE, MESSAGE, then FIRST SEEN (firstTimestamp, else eventTime),
+// COUNT (series.count, else count, 1 when unset) and NAME.
+func eventCells(o *object, m map[string]any, now time.Time) []any {
+	since := func(path ...string) string {
+		s := str(m, path...)
+		if s == "" {
+			return "<unknown>"
+		}
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return "<unknown>"
+		}
+		return humanDuration(now.Sub(t))
+	}
+	first := since("firstTimestamp")
+	if str(m, "firstTimestamp") == "" {
+		first = since("eventTime")
+	}
+	last := since("lastTimestamp")
+	if str(m, "lastTimestamp") == "" {
+		last = first
+	}
+	count := integer(m, 0, "count")
+	if obj(m, "series") != nil {
+		last = since("series", "lastObservedTime")
+		count = integer(m, 0, "series", "count")
+	} else if count == 0 {
+		count = 1
+	}
+	target := strings.ToLower(str(m, "involvedObject", "kind"))
+	if name := str(m, "involvedObject", "name"); name != "" {
+		target += "/" + name
+	}
+	source := str(m, "source", "component")
+	if source == "" {
+		source = str(m, "reportingComponent")
+	}
+	instance := str(m, "source", "host")
+	if instance == "" {
+		instance = str(m, "reportingInstance")
+	}
+	if instance != "" {
+		source += ", " + instance
+	}
+	return []any{last, str(m, "type"), str(m, "reason"), target, str(m, "involvedObject", "fieldPath"), source,
+		strings.TrimSpace(str(m, "message")), first, count, o.name}
 }
 
 // PrinterColumn is one of a custom resource's additionalPrinterColumns.

@@ -2,8 +2,9 @@ package sim
 
 // The column definitions the real server (v1.37.2) sends in its Tables, captured
 // from it (internal/testdata/real-apiserver/table-*.json); descriptions are the
-// API documentation of each field. Secrets and nodes, not captured, follow the
-// same printer; their descriptions are the first sentence of the field docs.
+// API documentation of each field. Secrets, nodes, statefulsets and events, not
+// captured, follow the same printers; their descriptions are the first sentence
+// of the field docs.
 
 const (
 	descName = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
@@ -67,5 +68,24 @@ var builtinColumns = map[string][]column{
 		{"OS-Image", "string", "", "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).", 1},
 		{"Kernel-Version", "string", "", "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).", 1},
 		{"Container-Runtime", "string", "", "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).", 1},
+	},
+	"statefulsets.apps": {
+		{"Name", "string", "name", descName, 0},
+		{"Ready", "string", "", "Number of the pod with ready state", 0},
+		{"Age", "string", "", descAge, 0},
+		{"Containers", "string", "", "Names of each container in the template.", 1},
+		{"Images", "string", "", "Images referenced by each container in the template.", 1},
+	},
+	"events": {
+		{"Last Seen", "string", "", "The time at which the most recent occurrence of this event was recorded.", 0},
+		{"Type", "string", "", "Type of this event (Normal, Warning), new types could be added in the future", 0},
+		{"Reason", "string", "", "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.", 0},
+		{"Object", "string", "", "The object that this event is about.", 0},
+		{"Subobject", "string", "", "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go-field access statement, such as desiredState.manifest.containers[2].", 1},
+		{"Source", "string", "", "The component reporting this event. Should be a short machine understandable string.", 1},
+		{"Message", "string", "", "A human-readable description of the status of this operation.", 0},
+		{"First Seen", "string", "", "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)", 1},
+		{"Count", "string", "", "The number of times this event has occurred.", 1},
+		{"Name", "string", "name", descName, 1},
 	},
 }
