@@ -18,8 +18,16 @@ import (
 // only when listing once), as kubectl prints them: one table or list per
 // resource type, a blank line between tables.
 func runGet(ctx context.Context, e *env, o *getOptions) error {
+	if err := mergeRequests(ctx, e, o); err != nil {
+		return err
+	}
 	var errs []error
 	out := &countingWriter{w: e.stdout}
+	shared, err := newSharedOutput(out, o)
+	if err != nil {
+		return err
+	}
+	o.shared = shared
 	for i, r := range o.requests {
 		o.resource, o.names = r.resource, r.names
 		re := *e
@@ -40,6 +48,11 @@ func runGet(ctx context.Context, e *env, o *getOptions) error {
 			errs = append(errs, err)
 		case err != nil:
 			return errors.Join(append(errs, err)...)
+		}
+	}
+	if shared != nil {
+		if err := shared.finish(); err != nil && !isBrokenPipe(err) {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
@@ -72,6 +85,8 @@ func getWith(ctx context.Context, g *group, e *env, o *getOptions) error {
 	out := bufio.NewWriterSize(e.stdout, 64<<10)
 	table := o.output == "" || o.output == "wide"
 	switch {
+	case o.shared != nil: // several types, one List or one set of columns
+		return watchWith(g, e, o, t, view[*printers.Raw]{sink: o.shared}, out)
 	case table: // the server prints the rows, as it does for kubectl
 		return watchWith(g, e, o, t, view[*printers.ServerRow]{
 			sink: newServerTable(out, e, o, t), table: true,

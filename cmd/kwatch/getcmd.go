@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -179,4 +180,41 @@ func registerGetCompletions(cmd *cobra.Command, e *env, o *getOptions) {
 		return []cobra.Completion{"wide", "json", "yaml", "name", "jsonpath=", "jsonpath-file=", "custom-columns=", "custom-columns-file="},
 			cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 	})
+}
+
+// mergeRequests joins requests whose types name one resource ("pod/a
+// pods/b" is one table of pods, as kubectl prints it). It asks discovery,
+// so it runs only when there are several requests and a server to ask
+// (--sim starts its cluster later, per request).
+func mergeRequests(ctx context.Context, e *env, o *getOptions) error {
+	if len(o.requests) < 2 || o.sim {
+		return nil
+	}
+	cfg, err := loadConfig(o.conn, o.namespace, e)
+	if err != nil {
+		return err
+	}
+	c, err := newClient(cfg, e, o)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := withTimeout(ctx, o.requestTimeout)
+	defer cancel()
+	var merged []request
+	var seen []kube.Resource
+	for _, r := range o.requests {
+		res, err := resolve(ctx, c, r.resource)
+		if err != nil {
+			return err
+		}
+		i := slices.IndexFunc(seen, func(s kube.Resource) bool { return s.Group == res.Group && s.Resource == res.Resource })
+		if i < 0 {
+			seen = append(seen, res)
+			merged = append(merged, r)
+			continue
+		}
+		merged[i].names = append(merged[i].names, r.names...)
+	}
+	o.requests = merged
+	return nil
 }

@@ -27,6 +27,9 @@ type getOptions struct {
 	resource string
 	names    []string
 	missing  []error // named objects found missing, reported at the end
+	// shared is the one output of several types printed as one document
+	// (newSharedOutput); nil when each prints its own.
+	shared *sharedOutput
 
 	watch          bool
 	watchOnly      bool

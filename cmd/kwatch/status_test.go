@@ -44,7 +44,7 @@ func TestReconnectMonitorStep(t *testing.T) {
 		text string
 	}{
 		{0, informer.Health{Watching: true}, actNone, ""},
-		{time.Second, informer.Health{LastError: boom}, actNone, ""},   // down: noted, not yet said
+		{time.Second, informer.Health{LastError: boom}, actNone, ""},     // down: noted, not yet said
 		{3 * time.Second, informer.Health{LastError: boom}, actNone, ""}, // 2 s: routine
 		{5 * time.Second, informer.Health{LastError: boom}, actShow,
 			"kwatch: reconnecting since 15:04:06 (4s), last error: dial tcp 127.0.0.1:6443: connect: connection refused"},

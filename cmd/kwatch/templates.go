@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 
 	"github.com/kwatch/kwatch/cmd/kwatch/internal/printers"
@@ -148,20 +150,56 @@ func (n *namesOnly[T]) write(batch []change[T]) error {
 	slices.SortStableFunc(kept, func(a, b change[T]) int {
 		return slices.Index(n.names, a.obj.GetName()) - slices.Index(n.names, b.obj.GetName())
 	})
+	if len(kept) > 0 {
+		kept[0].obj = carryColumns(kept[0].obj, batch)
+	}
 	return n.sink.write(kept)
+}
+
+// carryColumns keeps a server Table's column definitions, which come with
+// the first row of a list only, when that row is filtered out: it returns
+// a shallow copy of obj with the Columns of the batch's first row that has
+// them, or obj itself if it has its own or the type has none. Reflection,
+// because the row type belongs to the printers and any T passes here.
+func carryColumns[T any](obj T, batch []change[T]) T {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return obj
+	}
+	own := v.Elem().FieldByName("Columns")
+	if !own.IsValid() || own.Kind() != reflect.Slice || !own.IsNil() {
+		return obj
+	}
+	for _, c := range batch {
+		cols := reflect.ValueOf(c.obj).Elem().FieldByName("Columns")
+		if cols.IsNil() {
+			continue
+		}
+		cp := reflect.New(v.Elem().Type())
+		cp.Elem().Set(v.Elem())
+		cp.Elem().FieldByName("Columns").Set(cols)
+		return cp.Interface().(T)
+	}
+	return obj
 }
 
 // skipInitial is --watch-only: the initial list is not printed, only what
 // changes after it.
 type skipInitial[T any] struct {
 	sink[T]
-	seen bool
+	seen    bool
+	initial []change[T] // the skipped list, until a change is printed: it may carry the table's columns
 }
 
 func (s *skipInitial[T]) write(batch []change[T]) error {
 	if !s.seen {
-		s.seen = true
+		s.seen, s.initial = true, batch
 		return nil
+	}
+	if len(batch) > 0 && s.initial != nil {
+		batch = slices.Clone(batch)
+		batch[0].obj = carryColumns(batch[0].obj, s.initial)
+		s.initial = nil
 	}
 	return s.sink.write(batch)
 }
@@ -279,4 +317,44 @@ func decorate[T watch.Object](ctx context.Context, s sink[T], t *target, o *getO
 		s = &skipInitial[T]{sink: s}
 	}
 	return s, nil
+}
+
+// sharedOutput is one sink for every resource type of the command when
+// kubectl prints them as one document: a List of all of them (-o json,
+// yaml, jsonpath) or one set of custom columns. Each type's run writes to
+// it without closing it; runGet closes it after the last.
+type sharedOutput struct {
+	sink[*printers.Raw]
+	out *bufio.Writer
+}
+
+func (sharedOutput) close() error { return nil }
+
+// newSharedOutput returns the shared sink for o, or nil when each type
+// prints on its own (tables, names, a single type, watching).
+func newSharedOutput(w io.Writer, o *getOptions) (*sharedOutput, error) {
+	if len(o.requests) < 2 || o.watch {
+		return nil, nil
+	}
+	out := bufio.NewWriterSize(w, 64<<10)
+	switch o.format {
+	case formatJSON, formatYAML:
+		s := &streamSink[*printers.Raw]{stream: newStream(out, o, &target{}), raw: func(r *printers.Raw) []byte { return r.JSON }}
+		return &sharedOutput{sink: s, out: out}, nil
+	case formatJSONPath, formatCustomColumns:
+		s, err := newTemplateSink(out, o)
+		if err != nil {
+			return nil, err
+		}
+		return &sharedOutput{sink: s, out: out}, nil
+	}
+	return nil, nil
+}
+
+// finish closes the shared sink and flushes what it printed.
+func (s *sharedOutput) finish() error {
+	if err := s.sink.close(); err != nil {
+		return err
+	}
+	return s.out.Flush()
 }

@@ -52,6 +52,16 @@ func (ev *evaluator) apply(st step, vals []any, allowMissing bool) ([]any, error
 			if v != nil && !allowMissing {
 				return nil, fmt.Errorf("%s is not found", st.name)
 			}
+		case stepPath:
+			sub := []any{v}
+			for _, name := range st.path {
+				next, err := ev.apply(step{kind: stepField, name: name}, sub, allowMissing)
+				if err != nil {
+					return nil, err
+				}
+				sub = next
+			}
+			out = append(out, sub...)
 		case stepKeys:
 			m, _ := v.(map[string]any)
 			for _, k := range st.keys {

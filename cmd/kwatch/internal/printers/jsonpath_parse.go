@@ -21,6 +21,7 @@ const (
 	stepSlice                     // [start:end:step]
 	stepKeys                      // ['a','b']
 	stepFilter                    // [?(...)]
+	stepPath                      // ['a.b']: the fields a, then b
 )
 
 type step struct {
@@ -30,6 +31,7 @@ type step struct {
 	indexes []int
 	slice   [3]*int // start, end, step; nil when left out
 	filter  *filter
+	path    []string // stepPath's fields
 }
 
 // filter is ?(left op right) or ?(left): right is a literal or a path.
@@ -258,7 +260,11 @@ func parseBracket(in string) (step, error) {
 			keys = append(keys, k)
 		}
 		if len(keys) == 1 {
-			return step{kind: stepField, name: keys[0]}, nil
+			// As kubectl reads it, a dot inside the quotes still separates
+			// fields: ['metadata.name'] is .metadata.name, and
+			// ['example.com/x'] looks for "example" then "com/x" (write
+			// .example\.com/x for a key with dots).
+			return step{kind: stepPath, path: strings.Split(keys[0], ".")}, nil
 		}
 		return step{kind: stepKeys, keys: keys}, nil
 	case strings.Contains(in, ":"):

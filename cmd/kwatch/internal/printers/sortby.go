@@ -19,8 +19,8 @@ func SortKey(jp *JSONPath, obj any) (any, error) {
 }
 
 // SortStable sorts items by keys (keys[i] is items[i]'s), keeping the
-// order of equal ones: numbers as numbers, strings in natural order
-// ("web-9" before "web-10"), missing keys first, as kubectl's --sort-by.
+// order of equal ones: numbers as numbers, strings byte by byte
+// ("web-10" before "web-9"), missing keys first, as kubectl's --sort-by.
 func SortStable[T any](items []T, keys []any) error {
 	idx := make([]int, len(items))
 	for i := range idx {
@@ -60,7 +60,7 @@ func keyLess(a, b any) (bool, error) {
 	switch x := a.(type) {
 	case string:
 		if y, ok := b.(string); ok {
-			return NaturalLess(x, y), nil
+			return x < y, nil
 		}
 	case bool:
 		if y, ok := b.(bool); ok {
@@ -71,47 +71,3 @@ func keyLess(a, b any) (bool, error) {
 	}
 	return false, fmt.Errorf("--sort-by: cannot compare %s with %s", FormatValue(a), FormatValue(b))
 }
-
-// NaturalLess orders strings with runs of digits compared as numbers:
-// "a2" < "a10".
-func NaturalLess(a, b string) bool {
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		ca, cb := a[i], b[j]
-		if isDigit(ca) && isDigit(cb) {
-			si, sj := i, j
-			for i < len(a) && a[i] == '0' {
-				i++
-			}
-			for j < len(b) && b[j] == '0' {
-				j++
-			}
-			ni, nj := i, j
-			for i < len(a) && isDigit(a[i]) {
-				i++
-			}
-			for j < len(b) && isDigit(b[j]) {
-				j++
-			}
-			da, db := a[ni:i], b[nj:j]
-			if len(da) != len(db) {
-				return len(da) < len(db)
-			}
-			if da != db {
-				return da < db
-			}
-			if i-si != j-sj { // same number, fewer leading zeros first
-				return i-si < j-sj
-			}
-			continue
-		}
-		if ca != cb {
-			return ca < cb
-		}
-		i++
-		j++
-	}
-	return len(a)-i < len(b)-j
-}
-
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -45,7 +45,8 @@ type Table struct {
 	Event bool
 	// Color paints the event column (ADDED green, MODIFIED yellow, DELETED red).
 	Color bool
-	// NoHeader leaves the header out; widths are computed as if it were there.
+	// NoHeader leaves the header out; widths are the cells' alone, as
+	// kubectl's --no-headers sizes them.
 	NoHeader bool
 	// Slack is extra width given to columns sized by the first batch's
 	// cells, so that slightly longer values later (a new pod's name) do not
@@ -86,7 +87,12 @@ func (t *Table) Started() bool { return t.widths != nil }
 func (t *Table) initialWidths(rows []Row) []int {
 	w := make([]int, len(t.Headers))
 	for i, h := range t.Headers {
-		w[i] = utf8.RuneCountInString(h)
+		// kubectl's tabwriter makes a cell at least 6 wide with its 3
+		// spaces of padding: a column is never narrower than 3.
+		w[i] = 3
+		if !t.NoHeader {
+			w[i] = max(w[i], utf8.RuneCountInString(h))
+		}
 		if i < len(t.MinWidths) && t.MinWidths[i] > w[i] {
 			w[i] = t.MinWidths[i]
 		}
