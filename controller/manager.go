@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kwatch/kwatch/events"
 	"github.com/kwatch/kwatch/informer"
 	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/metrics"
@@ -62,6 +63,7 @@ type Manager struct {
 	mu          sync.Mutex
 	caches      map[cacheKey]*cacheEntry // guarded by mu
 	controllers []*Controller            // guarded by mu
+	recorders   []*events.Recorder       // guarded by mu
 	running     bool                     // guarded by mu
 }
 
@@ -98,6 +100,25 @@ func NewManager(c *kube.Client, opts ManagerOptions) (*Manager, error) {
 // Client is the manager's connection, for writes (package client) and
 // discovery.
 func (m *Manager) Client() *kube.Client { return m.c }
+
+// Recorder returns an event recorder writing as component (source.component
+// and the writes' field manager). The manager runs it: it starts with Run
+// and stops after the controllers' last reconcile, so a reconcile may
+// record events until it returns. Call it before Run.
+func (m *Manager) Recorder(component string) (*events.Recorder, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.running {
+		return nil, errors.New("controller: Recorder after Manager.Run")
+	}
+	r, err := events.New(events.Options{Client: m.c, Component: component, Metrics: m.opts.Metrics,
+		Logger: m.log.With("recorder", component)})
+	if err != nil {
+		return nil, err
+	}
+	m.recorders = append(m.recorders, r)
+	return r, nil
+}
 
 // Informer returns the manager's shared informer of res as T, building it
 // on first use; the manager's Run starts it (at once when Run is already
@@ -137,12 +158,18 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 	m.running = true
 	ctls := append([]*Controller(nil), m.controllers...)
+	recs := append([]*events.Recorder(nil), m.recorders...)
 	m.mu.Unlock()
 
 	infCtx, stopInformers := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopInformers()
 	infDone := make(chan error, 1)
 	go func() { infDone <- m.reg.Run(infCtx) }()
+	// Recorders outlive the controllers' drain, as the informers do.
+	var recWG sync.WaitGroup
+	for _, r := range recs {
+		recWG.Go(func() { _ = r.Run(infCtx) })
+	}
 
 	// A controller that fails stops the others: the manager is one unit.
 	runCtx, stopRun := context.WithCancel(ctx)
@@ -161,6 +188,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	wg.Wait()
 	m.log.Info("controllers stopped; stopping informers")
 	stopInformers()
+	recWG.Wait()
 	infErr := <-infDone
 	if errors.Is(infErr, context.Canceled) {
 		infErr = nil

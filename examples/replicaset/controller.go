@@ -3,7 +3,8 @@
 // the template's labels and spec, owned by the ReplicaSet (a controller
 // ownerReference), deletes the surplus, writes status.replicas,
 // readyReplicas, availableReplicas and observedGeneration through the
-// status subresource, and, standing in for kube-controller-manager's
+// status subresource, records SuccessfulCreate and SuccessfulDelete
+// Events as the real controller does, and, standing in for kube-controller-manager's
 // garbage collector, deletes the pods of a ReplicaSet that is gone.
 //
 // Template changes apply to pods created afterwards, as with the real
@@ -23,6 +24,7 @@ import (
 
 	"github.com/kwatch/kwatch/client"
 	"github.com/kwatch/kwatch/controller"
+	"github.com/kwatch/kwatch/events"
 	"github.com/kwatch/kwatch/kube"
 )
 
@@ -36,7 +38,11 @@ func Setup(mgr *controller.Manager, workers int) error {
 	if err != nil {
 		return err
 	}
-	r := &reconciler{rs: rsCache, pods: podCache,
+	rec, err := mgr.Recorder("replicaset-controller")
+	if err != nil {
+		return err
+	}
+	r := &reconciler{rs: rsCache, pods: podCache, events: rec,
 		rsClient:  client.For[*ReplicaSet](mgr.Client(), kube.ReplicaSets, client.Options{FieldManager: "replicaset-controller"}),
 		podClient: client.For[*Pod](mgr.Client(), kube.Pods, client.Options{FieldManager: "replicaset-controller"}),
 		pending:   map[controller.Key]*expectation{}}
@@ -55,6 +61,7 @@ type reconciler struct {
 	pods      *controller.Reader[*Pod]
 	rsClient  *client.Resource[*ReplicaSet]
 	podClient *client.Resource[*Pod]
+	events    *events.Recorder
 
 	mu      sync.Mutex
 	pending map[controller.Key]*expectation // writes the cache has not shown yet
@@ -148,9 +155,11 @@ func (r *reconciler) scale(ctx context.Context, key controller.Key, rs *ReplicaS
 	for i := len(owned); i < want; i++ {
 		p, err := r.podClient.Create(ctx, newPod(rs), client.CreateOptions{})
 		if err != nil {
+			r.events.Eventf(events.Ref(kube.ReplicaSets, rs), events.TypeWarning, "FailedCreate", "Error creating: %v", err)
 			return fmt.Errorf("creating a pod for %s: %w", key, err)
 		}
 		e.created[p.Name] = true
+		r.events.Eventf(events.Ref(kube.ReplicaSets, rs), events.TypeNormal, "SuccessfulCreate", "Created pod: %s", p.Name)
 	}
 	for _, p := range owned[min(want, len(owned)):] {
 		err := r.podClient.Delete(ctx, p.Namespace, p.Name, client.DeleteOptions{Preconditions: client.Preconditions{UID: string(p.UID)}})
@@ -158,6 +167,7 @@ func (r *reconciler) scale(ctx context.Context, key controller.Key, rs *ReplicaS
 			return fmt.Errorf("deleting pod %s: %w", p.Name, err)
 		}
 		e.deleted[p.Name] = true
+		r.events.Eventf(events.Ref(kube.ReplicaSets, rs), events.TypeNormal, "SuccessfulDelete", "Deleted pod: %s", p.Name)
 	}
 	return nil
 }

@@ -46,7 +46,9 @@ func podsOf(t *testing.T, pods *client.Resource[*replicaset.Pod], name string) [
 			continue
 		}
 		var spec struct {
-			Containers []struct{ Image string } `json:"containers"`
+			Containers []struct {
+				Image string `json:"image"`
+			} `json:"containers"`
 		}
 		require.NoError(t, json.Unmarshal(p.Spec, &spec))
 		images = append(images, spec.Containers[0].Image)
@@ -94,6 +96,28 @@ func TestReplicaSetController(t *testing.T) {
 		rs, err := rss.Get(ctx, "demo", "web", client.GetOptions{})
 		return err == nil && rs.Status.Replicas == 3 && rs.Status.ObservedGeneration == rs.Generation
 	}, waitLong, tick, "status follows")
+
+	type event struct {
+		metav1.ObjectMeta `json:"metadata"`
+		Reason            string `json:"reason"`
+		Message           string `json:"message"`
+		InvolvedObject    struct {
+			Kind string `json:"kind"`
+			Name string `json:"name"`
+		} `json:"involvedObject"`
+	}
+	evs := client.For[*event](c, kube.Events, client.Options{})
+	require.Eventually(t, func() bool {
+		page, err := evs.List(ctx, "demo", watch.ListOptions{})
+		require.NoError(t, err)
+		n := 0
+		for _, e := range page.Items {
+			if e.Reason == "SuccessfulCreate" && e.InvolvedObject.Kind == "ReplicaSet" && e.InvolvedObject.Name == "web" {
+				n++
+			}
+		}
+		return n == 3
+	}, waitLong, tick, "one SuccessfulCreate event per pod")
 
 	_, err = rss.SetScale(ctx, "demo", "web", 5, client.WriteOptions{})
 	require.NoError(t, err)

@@ -85,6 +85,13 @@ func testReplicaSetController(t T, e *Env) {
 		require.NoError(t, err)
 		return got.Status.Replicas == 3 && got.Status.ObservedGeneration == got.Generation
 	})
+	evs := client.For[*corev1.Event](c, kube.Events, client.Options{})
+	eventually(t, e, rsConverge, "a SuccessfulCreate event per pod", func() bool {
+		page, err := evs.List(e.Ctx, e.NS, watch.ListOptions{FieldSelector: "involvedObject.kind=ReplicaSet,involvedObject.name=web,reason=SuccessfulCreate"})
+		require.NoError(t, err)
+		return len(page.Items) == 3
+	})
+
 	_, err = rss.SetScale(e.Ctx, e.NS, "web", 5, client.WriteOptions{})
 	require.NoError(t, err)
 	converge(n("nginx:1", 5), "scaled to five")
