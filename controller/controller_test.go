@@ -22,6 +22,7 @@ import (
 	"github.com/kwatch/kwatch/internal/sim"
 	"github.com/kwatch/kwatch/internal/sim/simtest"
 	"github.com/kwatch/kwatch/kube"
+	"github.com/kwatch/kwatch/metrics"
 )
 
 const (
@@ -355,4 +356,37 @@ func TestShutdownLetsInFlightReconcilesFinishBeforeInformersStop(t *testing.T) {
 	require.NoError(t, <-done)
 	require.True(t, sawCache.Load(), "the in-flight reconcile read the cache and kept its context")
 	require.Eventually(t, func() bool { return h.Server.Stats().ActiveWatches == 0 }, waitLong, tick, "informers stopped after")
+}
+
+func TestMetricsOfInformersAndControllers(t *testing.T) {
+	h, c := start(t)
+	_, err := h.Server.Create("configmaps", []byte(`{"metadata":{"namespace":"demo","name":"a"}}`))
+	require.NoError(t, err)
+	reg := metrics.NewRegistry()
+	m, err := controller.NewManager(c, controller.ManagerOptions{Logger: quiet(), Metrics: reg})
+	require.NoError(t, err)
+	var done atomic.Bool
+	_, err = controller.New(m, controller.Config[*Obj]{Name: "stamper", For: kube.ConfigMaps,
+		Reconcile: func(context.Context, controller.Key) (controller.Result, error) {
+			done.Store(true)
+			return controller.Result{}, nil
+		}})
+	require.NoError(t, err)
+	run(t, m)
+	require.Eventually(t, func() bool { return done.Load() }, waitLong, tick)
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	var body string
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(srv.URL + "/metrics")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		body = string(b)
+		return strings.Contains(body, `kwatch_reconcile_total{name="stamper"`)
+	}, waitLong, tick)
+	for _, want := range []string{`kwatch_informer_synced{name="configmaps"} 1`, `kwatch_informer_objects{name="configmaps"} 1`,
+		`workqueue_adds_total{name="stamper"}`} {
+		require.Contains(t, body, want)
+	}
 }

@@ -141,7 +141,19 @@ func Informer[T watch.Object](m *Manager, res kube.Resource) (*informer.Informer
 	if err != nil {
 		return nil, err
 	}
-	m.caches[key] = &cacheEntry{inf: inf, name: fmt.Sprintf("%s (%v)", res, key.typ), health: inf.Health, synced: inf.HasSynced}
+	name := res.String()
+	for _, e := range m.caches {
+		if e.name == name { // another type of the same resource
+			name = fmt.Sprintf("%s (%v)", res, key.typ)
+		}
+	}
+	if m.opts.Metrics != nil {
+		err := informer.RegisterMetrics(m.opts.Metrics, inf, informer.MetricsOptions{Name: name, Objects: inf.Store().Len})
+		if err != nil {
+			return nil, err
+		}
+	}
+	m.caches[key] = &cacheEntry{inf: inf, name: name, health: inf.Health, synced: inf.HasSynced}
 	return inf, nil
 }
 
