@@ -1,5 +1,5 @@
 // Command controller is the README's example: a controller that watches
-// pods and reconciles them on four workers. Run it with a kubeconfig
+// pods and reconciles them on four workers, on kwatch's controller layer. Run it with a kubeconfig
 // (kubectl's, or in-cluster), or with -sim against a simulated cluster
 // served in the process (20 pods in 2 namespaces, 2 changes a second):
 //
@@ -20,10 +20,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kwatch/kwatch/informer"
+	"github.com/kwatch/kwatch/controller"
 	"github.com/kwatch/kwatch/internal/sim"
 	"github.com/kwatch/kwatch/kube"
-	"github.com/kwatch/kwatch/queue"
 )
 
 // Pod holds only what this controller reads.
@@ -63,32 +62,31 @@ func run(ctx context.Context, cfg *kube.Config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	pods, err := informer.New(informer.Options[*Pod]{Client: c, Resource: kube.Pods})
+	mgr, err := controller.NewManager(c, controller.ManagerOptions{})
 	if err != nil {
 		return err
 	}
-	runner, err := queue.NewRunner(queue.RunnerOptions[string]{Workers: 4,
-		Reconcile: func(ctx context.Context, key string) (queue.Result, error) {
-			pod, ok := pods.Store().Get(key)
+	pods, err := controller.Cache[*Pod](mgr, kube.Pods)
+	if err != nil {
+		return err
+	}
+	_, err = controller.New(mgr, controller.Config[*Pod]{Name: "pods", For: kube.Pods, Workers: 4,
+		Reconcile: func(ctx context.Context, key controller.Key) (controller.Result, error) {
+			pod, ok, err := pods.Get(ctx, key)
+			if err != nil {
+				return controller.Result{}, err
+			}
 			if !ok {
 				fmt.Fprintln(out, "gone:", key)
-				return queue.Result{}, nil
+				return controller.Result{}, nil
 			}
 			fmt.Fprintln(out, key, pod.Status.Phase)
-			return queue.Result{}, nil
+			return controller.Result{}, nil
 		}})
 	if err != nil {
 		return err
 	}
-	if _, err := pods.AddHandler(informer.KeyHandler[*Pod](runner.Add), informer.HandlerOptions{}); err != nil {
-		return err
-	}
-	var wg sync.WaitGroup
-	var runErr error
-	wg.Go(func() { runErr = runner.Run(ctx) })
-	err = pods.Run(ctx)
-	wg.Wait()
-	return errors.Join(err, runErr)
+	return mgr.Run(ctx) // workers start once the pod cache has synced
 }
 
 // simCluster is what -sim serves: a few pods that keep changing, so there is
