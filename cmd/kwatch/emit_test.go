@@ -169,3 +169,28 @@ func TestKindName(t *testing.T) {
 		require.Equal(t, tt.want, got, "kindName(%v): got %q, want %q", tt.res, got, tt.want)
 	}
 }
+
+// TestEmitterReportsMerges: when the informer merged changes because the
+// output fell behind, the emitter says so on stderr with the count, at most
+// once per reportEvery while printing, and for whatever is left at close.
+func TestEmitterReportsMerges(t *testing.T) {
+	var out bytes.Buffer
+	em := newEmitter[*printers.Object](bufio.NewWriter(&out), &recordSink{})
+	var merged uint64
+	var warnings []string
+	em.merged = func() uint64 { return merged }
+	em.warn = func(s string) { warnings = append(warnings, s) }
+	h := em.handler()
+	em.endInitial(true)
+	h.OnAdd(obj("a", "1"), false)
+	require.Empty(t, warnings, "nothing merged, nothing said")
+	merged = 5
+	h.OnAdd(obj("a", "2"), false)
+	require.Equal(t, []string{mergeReport(5, 5)}, warnings)
+	merged = 7
+	h.OnAdd(obj("a", "3"), false)
+	require.Len(t, warnings, 1, "not again within reportEvery")
+	require.NoError(t, em.close())
+	require.Equal(t, []string{mergeReport(5, 5), mergeReport(2, 7)}, warnings, "the rest at close")
+	require.Contains(t, warnings[1], "2 changes were merged", "the count is in the line")
+}

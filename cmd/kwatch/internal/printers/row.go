@@ -123,10 +123,14 @@ func FormatCell(raw json.RawMessage) (string, error) {
 		return "", nil
 	}
 	var s string
-	switch raw[0] {
-	case 'n':
+	switch {
+	case raw[0] == 'n':
 		return "", nil
-	case '"':
+	case plainString(raw): // most cells: no escapes to decode
+		s = string(raw[1 : len(raw)-1])
+	case plainInt(raw): // an int64 prints as its JSON text
+		return string(raw), nil
+	case raw[0] == '"':
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return "", err
 		}
@@ -140,6 +144,37 @@ func FormatCell(raw json.RawMessage) (string, error) {
 		s = fmt.Sprint(kubectlValue(v))
 	}
 	return escapeCell(s), nil
+}
+
+// plainString: raw is a JSON string without escapes or control bytes.
+func plainString(raw []byte) bool {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return false
+	}
+	for _, c := range raw[1 : len(raw)-1] {
+		if c == '\\' || c == '"' || c < 0x20 || c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// plainInt: raw is a JSON integer that fits an int64 without question (at
+// most 18 digits).
+func plainInt(raw []byte) bool {
+	digits := raw
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 || (digits[0] == '0' && len(digits) > 1) {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // kubectlValue turns decoded JSON numbers into what kubectl's unstructured
