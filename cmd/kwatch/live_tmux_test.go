@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -210,6 +211,14 @@ func TestLiveChangesFilterNamespaceAndQuit(t *testing.T) {
 	p.keys("Down", "Down", "Enter")
 	p.until("one namespace", func(s string) bool {
 		return matches(`^kwatch · pods · namespace other · 1 of 4$`, `^NAME +READY +STATUS`, `^elsewhere +`)(s) && lacks(s, "web-")
+	})
+
+	// A smaller terminal: redrawn to fit, the keys' hint on the last line.
+	p.run("resize-window", "-t", "live", "-x", "60", "-y", "8")
+	p.until("the table redrawn at 60x8", func(s string) bool {
+		lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+		return len(lines) == 8 && strings.HasPrefix(lines[7], "/ filter · n namespace") &&
+			matches(`^elsewhere +`)(s) && utf8.RuneCountInString(lines[7]) == 60
 	})
 
 	p.keys("q")
