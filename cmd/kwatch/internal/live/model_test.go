@@ -146,7 +146,9 @@ func TestModelNamespacePickNeedsNamespaces(t *testing.T) {
 	m := NewModel(Options{Resource: "nodes", Columns: []string{"NAME"}})
 	m.Upsert(Row{Key: "n1", Name: "n1", Cells: func(time.Time) []string { return []string{"n1"} }})
 	keys(m, R('n'))
-	require.Regexp(t, `^NAME$`, m.Render(t0, 40, 8).Lines[3].String(), "n does nothing for cluster-scoped rows")
+	f := m.Render(t0, 80, 8)
+	require.Regexp(t, `^NAME$`, f.Lines[3].String(), "n does nothing for cluster-scoped rows")
+	require.Equal(t, "/ filter · ↑↓ PgUp PgDn Home End scroll · q quit", f.Lines[7].String(), "and is not offered")
 }
 
 func TestModelAgesTickWithTheClock(t *testing.T) {

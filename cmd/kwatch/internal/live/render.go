@@ -181,7 +181,11 @@ func (m *Model) footer() Line {
 	case modeNamespaces:
 		return Line{}.add("↑↓ choose · Enter show · Esc back", StyleDim)
 	}
-	l := Line{}.add("/ filter · n namespace · ↑↓ PgUp PgDn Home End scroll · q quit", StyleDim)
+	keys := "/ filter · n namespace · ↑↓ PgUp PgDn Home End scroll · q quit"
+	if !m.opts.Namespaced {
+		keys = "/ filter · ↑↓ PgUp PgDn Home End scroll · q quit"
+	}
+	l := Line{}.add(keys, StyleDim)
 	if m.filter != "" || m.namespace != "" {
 		l = l.add(" · Esc shows all", StyleDim)
 	}
