@@ -96,6 +96,27 @@ func (r *Reader[T]) List(ctx context.Context, opts ListOptions) ([]T, error) {
 	return out, nil
 }
 
+// ByIndex returns copies of the cached objects whose index name (see
+// Index; "namespace" is built in) has value.
+func (r *Reader[T]) ByIndex(ctx context.Context, name, value string) ([]T, error) {
+	if err := r.wait(ctx); err != nil {
+		return nil, err
+	}
+	items, err := r.inf.Store().ByIndex(name, value)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(items))
+	for _, it := range items {
+		c, err := deepCopy(it)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
 func (r *Reader[T]) wait(ctx context.Context) error {
 	if r.inf.HasSynced() {
 		return nil

@@ -390,3 +390,31 @@ func TestMetricsOfInformersAndControllers(t *testing.T) {
 		require.Contains(t, body, want)
 	}
 }
+
+func TestIndexedCacheReads(t *testing.T) {
+	h, c := start(t)
+	for _, o := range []string{`{"metadata":{"namespace":"demo","name":"a","labels":{"team":"x"}}}`,
+		`{"metadata":{"namespace":"demo","name":"b","labels":{"team":"y"}}}`,
+		`{"metadata":{"namespace":"demo","name":"c","labels":{"team":"x"}}}`} {
+		_, err := h.Server.Create("configmaps", []byte(o))
+		require.NoError(t, err)
+	}
+	m, err := controller.NewManager(c, controller.ManagerOptions{Logger: quiet()})
+	require.NoError(t, err)
+	byTeam := func(o *Obj) ([]string, error) { return []string{o.Labels["team"]}, nil }
+	require.NoError(t, controller.Index(m, kube.ConfigMaps, "team", byTeam))
+	require.Error(t, controller.Index(m, kube.ConfigMaps, "team", byTeam), "defined twice")
+	cms, err := controller.Cache[*Obj](m, kube.ConfigMaps)
+	require.NoError(t, err)
+	require.Error(t, controller.Index(m, kube.ConfigMaps, "late", byTeam), "after the cache is built")
+	run(t, m)
+	xs, err := cms.ByIndex(context.Background(), "team", "x")
+	require.NoError(t, err)
+	var names []string
+	for _, o := range xs {
+		names = append(names, o.Name)
+	}
+	require.ElementsMatch(t, []string{"a", "c"}, names)
+	_, err = cms.ByIndex(context.Background(), "nope", "x")
+	require.Error(t, err)
+}

@@ -64,6 +64,7 @@ type Manager struct {
 	caches      map[cacheKey]*cacheEntry // guarded by mu
 	controllers []*Controller            // guarded by mu
 	recorders   []*events.Recorder       // guarded by mu
+	indexers    map[cacheKey]any         // map[string]store.IndexFunc[T] waiting for their informer; guarded by mu
 	running     bool                     // guarded by mu
 }
 
@@ -132,6 +133,10 @@ func Informer[T watch.Object](m *Manager, res kube.Resource) (*informer.Informer
 	}
 	opts := informer.Options[T]{Client: m.c, Resource: res, Namespace: m.opts.Namespace,
 		Logger: m.log.With("resource", res.String())}
+	if ix, ok := m.indexers[key]; ok {
+		opts.Indexers = ix.(map[string]store.IndexFunc[T])
+		delete(m.indexers, key)
+	}
 	if m.opts.InformerOptions != nil {
 		t := m.opts.InformerOptions(res)
 		opts.ListMode, opts.PageSize, opts.ResyncPeriod, opts.IdleTimeout, opts.Backoff =
@@ -155,6 +160,33 @@ func Informer[T watch.Object](m *Manager, res kube.Resource) (*informer.Informer
 	}
 	m.caches[key] = &cacheEntry{inf: inf, name: name, health: inf.Health, synced: inf.HasSynced}
 	return inf, nil
+}
+
+// Index adds an index to the cache of res as T, for Reader.ByIndex. It must
+// come before the cache's first use (Cache, Informer, a controller's For,
+// Owns or Watches of the same T and resource): an informer's indexes are
+// fixed when it is built. fn sees every object the informer keeps; it
+// must be cheap and must not change the object.
+func Index[T watch.Object](m *Manager, res kube.Resource, name string, fn store.IndexFunc[T]) error {
+	key := cacheKey{typ: reflect.TypeFor[T](), res: res.GroupVersion() + "/" + res.Resource}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.caches[key]; ok {
+		return fmt.Errorf("controller: Index %q on %s: the cache is already built; add indexes before its first use", name, res)
+	}
+	if m.indexers == nil {
+		m.indexers = map[cacheKey]any{}
+	}
+	ix, _ := m.indexers[key].(map[string]store.IndexFunc[T])
+	if ix == nil {
+		ix = map[string]store.IndexFunc[T]{}
+		m.indexers[key] = ix
+	}
+	if _, dup := ix[name]; dup || name == "namespace" {
+		return fmt.Errorf("controller: Index %q on %s is already defined", name, res)
+	}
+	ix[name] = fn
+	return nil
 }
 
 // Run starts the informers and the controllers, and blocks until ctx ends.
@@ -235,10 +267,4 @@ func (m *Manager) Health() []InformerHealth {
 		out = append(out, InformerHealth{Name: e.name, Health: e.health()})
 	}
 	return out
-}
-
-// keyOf is the store key of an object (store.MetaKey).
-func keyOf(obj any) string {
-	k, _ := store.MetaKey(obj)
-	return k
 }
