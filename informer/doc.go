@@ -51,10 +51,17 @@
 //     resumes at once, and only a working stream resets the backoff, so a
 //     server that cuts every stream, answers every watch with 410 or every
 //     list from "" with 504 still meets it.
-//   - Each handler has its own goroutine and its own queue. Changes to one
-//     key coalesce while the handler is busy (it gets one call from the state
-//     it saw to the newest), so its backlog is bounded by the number of
-//     objects, a slow handler delays no other, and the watch keeps reading.
+//   - Each handler has its own goroutine and its own queue. By default
+//     (Coalesce) changes to one key coalesce while the handler is busy (it
+//     gets one call from the state it saw to the newest), so its backlog is
+//     bounded by the number of objects, a slow handler delays no other, and
+//     the watch keeps reading. An Ordered handler gets one call per change
+//     instead, in the order applied (after a relist, the computed
+//     difference), through a buffer of HandlerOptions.Buffer changes; past
+//     it, changes coalesce until the handler catches up (OverflowCoalesce),
+//     and Registration.Merged counts what it never saw.
+//   - Options.Table lists and watches the server's printed Table (kubectl's
+//     columns) instead of objects; T decodes one row with its metadata.
 //   - Readers get a store.View: only the informer writes to its cache.
 //   - Run owns every goroutine the informer starts and waits for them all
 //     before it returns; New starts none.

@@ -8,7 +8,15 @@
 //     DELETED), so a reader applying the events in order ends with the
 //     server's state.
 //   - Any resource is found through discovery by plural, singular, short
-//     name or kind. Pods get kubectl's pod table; others a NAME/AGE table.
+//     name or kind. Tables are the server's (as=Table, listing and
+//     watching), printed as kubectl prints them: its columns (priority-1
+//     ones with -o wide), upper-cased headers, kubectl's cell formatting;
+//     NAME and AGE for a server that cannot print a Table.
+//   - Every change is printed, in order (informer.Ordered): the printed
+//     stream is the server's events; only after a relist is it a computed
+//     difference. If the output falls more than 65,536 changes behind, the
+//     informer merges later changes per object until it catches up, and
+//     stderr says how many were merged.
 //   - Before the informer starts, one small list (limit=1) checks the
 //     server, the credentials and the selectors, so a refusal (401, 403,
 //     404, a bad selector) or an unreachable server is one clear line and a

@@ -53,8 +53,15 @@
 //   - Label selectors and field selectors (metadata.name, metadata.namespace and
 //     each resource's fields: for pods spec.nodeName, status.phase and the other
 //     fields the real server supports); unknown fields and bad syntax get 400.
-//   - Accept: as=Table (pods get kubectl's pod columns, other kinds NAME/AGE),
-//     as=PartialObjectMetadataList / as=PartialObjectMetadata.
+//   - Accept: as=Table with the real server's columns and cells for each
+//     built-in kind (pods, deployments, replicasets, statefulsets, namespaces,
+//     services, configmaps, secrets, nodes, events; table.go, tablecells.go), a
+//     custom resource's ResourceInfo.PrinterColumns (AGE alone by default),
+//     NAME/AGE otherwise; while watching, one-row Tables, the column definitions
+//     on the first event only, BOOKMARKs too. as=PartialObjectMetadataList /
+//     as=PartialObjectMetadata.
+//   - Server.Journal records every change for tests that compare a client's
+//     stream with the server's history.
 //
 // # Watches
 //

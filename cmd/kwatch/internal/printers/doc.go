@@ -1,6 +1,8 @@
 // Package printers turns Kubernetes objects into what kwatch prints: the
-// pod table as kubectl computes it (READY, STATUS, RESTARTS, AGE), a
-// generic NAME/AGE table, and streams of JSON, YAML or names.
+// server's Table rows (ServerRow: a one-row Table with the object's
+// metadata, cells formatted as kubectl formats them) laid out as kubectl
+// lays them out, the pod table as kubectl computes it client-side, jsonpath
+// and custom-columns templates, and streams of JSON, YAML or names.
 //
 // Guarantees:
 //   - Pure computations (PodRow, PodStatus, Age) take the current time as an
