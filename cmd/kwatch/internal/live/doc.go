@@ -11,20 +11,25 @@
 //     informers or clocks, so sorting, filtering, counts, the namespace pick
 //     and ticking ages are tested as plain values.
 //   - Run puts a Model on a terminal: it applies Updates sent on a channel
-//     and key presses in one goroutine, and redraws at most every
-//     frameEvery (keys at once), until its context ends or the user quits.
+//     and key presses in one goroutine, and redraws at most ten times a
+//     second (at once after a key), until its context ends or the user
+//     quits. It starts one goroutine, the screen's event reader, and has
+//     waited for it when it returns, with the terminal restored.
 //
 // The terminal library is tcell (github.com/gdamore/tcell/v2), chosen over
 // Bubble Tea (v1 or v2) because:
-//   - its dependency tree is the smallest: five modules besides tcell, three
-//     of them golang.org/x, against about fifteen for Bubble Tea v2, one of
-//     which (ultraviolet) has only pseudo-versions;
+//   - its dependency tree is the smallest: besides tcell, three small
+//     modules (gdamore/encoding, lucasb-eyer/go-colorful, rivo/uniseg) and
+//     golang.org/x/sys, x/term and x/text are compiled in, where Bubble Tea
+//     v2 brings fifteen modules, one of them (ultraviolet) with only
+//     pseudo-versions, and v1 as many on older terminal packages;
 //   - it has been maintained since 2015 with a stable v2 API, and k9s, the
 //     tool people use for this, is built on it;
-//   - it is a cell buffer with no framework around it: the model stays
-//     ours, plain and testable, and tcell's SimulationScreen runs Run in
-//     tests without a terminal (under testing/synctest, since it starts no
-//     goroutine of its own);
+//   - it is a cell buffer with no framework around it: the model and the
+//     loop stay ours (Bubble Tea's program owns both, and the informer's
+//     events would have to be posted into it as messages), and tcell's
+//     SimulationScreen runs Run in tests without a terminal, under
+//     testing/synctest, since it starts no goroutine of its own;
 //   - Show sends the terminal only the cells that changed since the last
 //     frame, and a resize arrives as an event after which Sync repaints
 //     everything at the new size; it honours NO_COLOR.
