@@ -52,7 +52,7 @@ func parse(out []byte) (*results, error) {
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
 		if strings.HasPrefix(line, "    ") {
-			if s := &res.skipped; inSkip && (*s)[len(*s)-1].reason == "" {
+			if s := &res.skipped; inSkip && len(*s) > 0 && (*s)[len(*s)-1].reason == "" {
 				(*s)[len(*s)-1].reason = strings.TrimSpace(line)
 			}
 			lastLog = strings.TrimSpace(line)
@@ -60,8 +60,7 @@ func parse(out []byte) (*results, error) {
 		}
 		inSkip = false
 		if name, ok := strings.CutPrefix(line, "--- SKIP: "); ok {
-			res.skipped = append(res.skipped, skip{name: name, reason: lastLog})
-			inSkip = true
+			inSkip = res.addSkip(skip{name: roundSuffix.ReplaceAllString(name, ""), reason: lastLog})
 			lastLog = ""
 			continue
 		}
@@ -102,6 +101,22 @@ func parse(out []byte) (*results, error) {
 		return nil, errors.New("no BenchmarkWrites result in the output")
 	}
 	return res, nil
+}
+
+// roundSuffix is what go test appends to the second and later runs of a
+// name (-writes.rounds).
+var roundSuffix = regexp.MustCompile(`#\d+$`)
+
+// addSkip records s unless the row's skip is recorded already (the rounds
+// of a row skip alike), and reports whether it did.
+func (r *results) addSkip(s skip) bool {
+	for _, old := range r.skipped {
+		if old.name == s.name {
+			return false
+		}
+	}
+	r.skipped = append(r.skipped, s)
+	return true
 }
 
 // median is the middle value (the mean of the two middle ones for an even

@@ -23,6 +23,8 @@ BenchmarkWrites/delete/Pod/client-go-proto
 --- SKIP: BenchmarkWrites/delete/Pod/client-go-proto
 --- SKIP: BenchmarkWrites/delete/ConfigMap/client-go-proto
     writes_bench_test.go:81: the reason after
+--- SKIP: BenchmarkWrites/delete/ConfigMap/client-go-proto#01
+    writes_bench_test.go:81: the reason after
 PASS
 ok  	github.com/kwatch/kwatch/internal/bench/writes	4.608s
 `
@@ -48,6 +50,9 @@ func TestParse(t *testing.T) {
 	}
 	if got, want := r.maxRuns(), 3; got != want {
 		t.Errorf("maxRuns = %d, want %d", got, want)
+	}
+	if got := len(r.skipped); got != 2 {
+		t.Errorf("%d skips recorded, want 2 (a row's rounds count once): %v", got, r.skipped)
 	}
 	md := render(r, header{command: "make bench-writes", date: time.Date(2026, 12, 1, 13, 0, 0, 0, time.UTC)})
 	for _, want := range []string{
