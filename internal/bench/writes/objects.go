@@ -16,7 +16,7 @@ const Namespace = "bench"
 const annotationKey = "bench.kwatch.io/n"
 
 // newConfigMap is an application's configuration: a few labels, a
-// properties file and a few settings (about 1 KB of JSON).
+// properties file and a few settings (0.5 KB of JSON).
 func newConfigMap() *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{
@@ -38,7 +38,7 @@ func newConfigMap() *corev1.ConfigMap {
 
 // newPod is a Deployment's pod as a controller would create it: an owner,
 // labels, two containers with resources, ports, probes, environment and
-// mounts, volumes and tolerations (about 3 KB of JSON).
+// mounts, volumes and tolerations (1.8 KB of JSON, 1.1 KB of protobuf).
 func newPod() *corev1.Pod {
 	yes := true
 	grace := int64(30)
