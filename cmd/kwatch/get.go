@@ -21,6 +21,9 @@ func runGet(ctx context.Context, e *env, o *getOptions) error {
 	if err := mergeRequests(ctx, e, o); err != nil {
 		return err
 	}
+	if len(o.requests) > 1 {
+		o.showKind = true // kubectl names the kind when it prints several
+	}
 	var errs []error
 	out := &countingWriter{w: e.stdout}
 	shared, err := newSharedOutput(out, o)
@@ -32,7 +35,7 @@ func runGet(ctx context.Context, e *env, o *getOptions) error {
 		o.resource, o.names = r.resource, r.names
 		re := *e
 		re.stdout = out
-		if i > 0 && o.tableOutput() {
+		if i > 0 && o.tableOutput() && !o.noHeaders {
 			re.stdout = &separated{w: out, before: out}
 		}
 		o.missing = nil
@@ -180,6 +183,9 @@ func watchWith[T watch.Object](g *group, e *env, o *getOptions, t *target, v vie
 			prog.add(1)
 			if v.transform != nil {
 				obj = v.transform(obj)
+			}
+			if l, ok := any(obj).(labelled); ok && !keepLabels(o) {
+				l.ClearLabels()
 			}
 			return obj, nil
 		},

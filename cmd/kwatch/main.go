@@ -91,7 +91,9 @@ func newRootCommand(e *env) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return explainFlagError(err) })
 	root.AddCommand(newGetCommand(e), newSimCommand(e), newVersionCommand(e))
 	root.SetHelpCommand(newHelpCommand(root))
-	root.CompletionOptions.HiddenDefaultCmd = false
+	// Added now rather than at Execute, so that withGetShortcut sees
+	// "completion" as a command, not a resource type.
+	root.InitDefaultCompletionCmd()
 	return root
 }
 

@@ -153,7 +153,8 @@ func (s *serverTable) write(batch []change[*printers.ServerRow]) error {
 		if r.Fallback {
 			cells = r.FallbackCells(now)
 		}
-		row := printers.Row{Cells: withNamespace(s.t, r.Namespace, printers.Pick(cells, s.shown))}
+		cells = append(slices.Clip(withKind(s.o, s.t, printers.Pick(cells, s.shown))), extraCells(s.o, r.Labels)...)
+		row := printers.Row{Cells: withNamespace(s.t, r.Namespace, cells)}
 		if s.table.Event {
 			row.Event = string(c.typ)
 		}
@@ -168,7 +169,7 @@ func (s *serverTable) close() error { return nil }
 func (s *serverTable) start(cols []printers.Column) {
 	s.cols = cols
 	s.shown = printers.Visible(cols, s.wide)
-	headers := printers.Headers(cols, s.shown)
+	headers := append(printers.Headers(cols, s.shown), extraHeaders(s.o)...)
 	var mins []int
 	if s.mins != nil {
 		mins = make([]int, len(headers))

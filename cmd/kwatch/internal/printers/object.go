@@ -22,7 +22,13 @@ type Meta struct {
 	CreationTimestamp time.Time         `json:"creationTimestamp"`
 	DeletionTimestamp *time.Time        `json:"deletionTimestamp,omitempty"`
 	Annotations       map[string]string `json:"annotations,omitempty"`
+	// Labels are for -L and --show-labels; the command clears them
+	// (ClearLabels) when it prints neither, so a cache does not keep them.
+	Labels map[string]string `json:"labels,omitempty"`
 }
+
+// ClearLabels drops the labels.
+func (m *Meta) ClearLabels() { m.Labels = nil }
 
 // GetNamespace returns the namespace ("" for cluster-scoped objects).
 func (m *Meta) GetNamespace() string { return m.Namespace }
