@@ -91,9 +91,9 @@ type occurrence struct {
 // Recorder records core/v1 Events about objects, as client-go's
 // EventRecorder does, without ever blocking its caller: Event checks the
 // object's token bucket and puts the event in a bounded queue, and Run
-// writes them. Build it with New; it is safe for concurrent use. Most
-// callers keep one per controller, call Event or Eventf from reconciles,
-// and run Run beside their workers.
+// writes them. Build it with New (the zero value is not usable); it is
+// safe for concurrent use. Most callers keep one per controller, call
+// Event or Eventf from reconciles, and run Run beside their workers.
 type Recorder struct {
 	events  *client.Resource[*Event]
 	source  Source

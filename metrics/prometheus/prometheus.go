@@ -17,11 +17,11 @@ import (
 const maxRecordedErrors = 32
 
 // Provider is a metrics.CounterFuncProvider that creates its series on a
-// prometheus.Registerer. Build it with New; it is safe for concurrent use,
-// and its series are client_golang's own, so updates cost what they cost
-// there. Most callers pass it as the Metrics option of a queue, a runner
-// or informer.RegisterMetrics, and serve the Registerer's registry with
-// promhttp.
+// prometheus.Registerer. Build it with New (the zero value is not usable);
+// it is safe for concurrent use, and its series are client_golang's own,
+// so updates cost what they cost there. Most callers pass it as the
+// Metrics option of a queue, a runner or informer.RegisterMetrics, and
+// serve the Registerer's registry with promhttp.
 type Provider struct {
 	reg prom.Registerer
 
