@@ -1,0 +1,104 @@
+package main
+
+import (
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kwatch/kwatch/internal/sim"
+	"github.com/kwatch/kwatch/internal/sim/simtest"
+)
+
+// tablesCluster serves one or more objects of every kind the simulator
+// prints a Table for, plus a custom resource with printer columns, created
+// three days ago to the second so that AGE prints "3d" to kubectl and kwatch
+// alike.
+func tablesCluster(t *testing.T) string {
+	t.Helper()
+	var loading atomic.Bool
+	loading.Store(true)
+	created := time.Now().Add(-72 * time.Hour).Truncate(time.Second)
+	h := simtest.Start(t, sim.Options{
+		Clock: func() time.Time {
+			if loading.Load() {
+				return created
+			}
+			return time.Now()
+		},
+		Resources: []sim.ResourceInfo{{Group: "example.com", Version: "v1", Resource: "widgets", Kind: "Widget",
+			Namespaced: true, PrinterColumns: []sim.PrinterColumn{
+				{Name: "Size", Type: "integer", JSONPath: ".spec.size"},
+				{Name: "Color", Type: "string", JSONPath: ".spec.color"},
+				{Name: "Ratio", Type: "number", JSONPath: ".spec.ratio", Priority: 1},
+				{Name: "Shiny", Type: "boolean", JSONPath: ".spec.shiny", Priority: 1},
+				{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
+			}}},
+	})
+	for _, o := range []struct{ resource, body string }{
+		{"namespaces", `{"metadata":{"name":"demo"},"status":{"phase":"Active"}}`},
+		{"deployments.apps", `{"metadata":{"name":"web","namespace":"demo"},"spec":{"replicas":3,
+			"selector":{"matchLabels":{"app":"web"},"matchExpressions":[{"key":"tier","operator":"In","values":["front","edge"]}]},
+			"template":{"metadata":{"labels":{"app":"web","tier":"front"}},"spec":{"containers":[
+			{"name":"web","image":"nginx:1.27"},{"name":"sidecar","image":"busybox:1.36"}]}}},
+			"status":{"replicas":3,"readyReplicas":2,"updatedReplicas":3,"availableReplicas":2}}`},
+		{"replicasets.apps", `{"metadata":{"name":"web-5d4f","namespace":"demo"},"spec":{"replicas":3,
+			"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[
+			{"name":"web","image":"nginx:1.27"}]}}},"status":{"replicas":3,"readyReplicas":1}}`},
+		{"statefulsets.apps", `{"metadata":{"name":"db","namespace":"demo"},"spec":{"replicas":2,"serviceName":"db",
+			"selector":{"matchLabels":{"app":"db"}},"template":{"metadata":{"labels":{"app":"db"}},"spec":{"containers":[
+			{"name":"pg","image":"postgres:17"}]}}},"status":{"replicas":2,"readyReplicas":2}}`},
+		{"services", `{"metadata":{"name":"web","namespace":"demo"},"spec":{"type":"ClusterIP","clusterIP":"10.96.0.10",
+			"clusterIPs":["10.96.0.10"],"selector":{"app":"web","tier":"front"},"ports":[{"name":"http","port":80,"protocol":"TCP"},
+			{"name":"dns","port":53,"protocol":"UDP"}]}}`},
+		{"services", `{"metadata":{"name":"edge","namespace":"demo"},"spec":{"type":"LoadBalancer","clusterIP":"10.96.0.11",
+			"clusterIPs":["10.96.0.11"],"ports":[{"port":443,"nodePort":30443,"protocol":"TCP"}]},
+			"status":{"loadBalancer":{"ingress":[{"ip":"203.0.113.7"}]}}}`},
+		{"services", `{"metadata":{"name":"ext","namespace":"demo"},"spec":{"type":"ExternalName","externalName":"db.example.com"}}`},
+		{"configmaps", `{"metadata":{"name":"settings","namespace":"demo"},"data":{"a":"1","b":"2"},"binaryData":{"c":"AA=="}}`},
+		{"secrets", `{"metadata":{"name":"token","namespace":"demo"},"type":"Opaque","data":{"t":"c2VjcmV0"}}`},
+		{"nodes", `{"metadata":{"name":"node-1","labels":{"node-role.kubernetes.io/control-plane":"","kubernetes.io/role":"infra"}},
+			"spec":{"unschedulable":true},"status":{"conditions":[{"type":"Ready","status":"True"}],
+			"addresses":[{"type":"InternalIP","address":"192.168.1.10"}],
+			"nodeInfo":{"kubeletVersion":"v1.37.2","osImage":"Debian GNU/Linux 13","kernelVersion":"6.12.0","architecture":"amd64",
+			"containerRuntimeVersion":"containerd://2.1.0"}}}`},
+		{"nodes", `{"metadata":{"name":"node-2"},"status":{"conditions":[{"type":"Ready","status":"False"}]}}`},
+		{"widgets.example.com", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1","namespace":"demo"},
+			"spec":{"size":3,"color":"blue","ratio":0.5,"shiny":true}}`},
+		{"widgets.example.com", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w2","namespace":"demo"},
+			"spec":{"color":"a very long color\nwith a second line"}}`},
+	} {
+		_, err := h.Server.Create(o.resource, []byte(o.body))
+		require.NoError(t, err, "create %s", o.resource)
+	}
+	loading.Store(false)
+	return h.Kubeconfig(t)
+}
+
+// TestGoldenKubectlTables compares kwatch's tables of every kind the
+// simulator prints with kubectl's, byte for byte: the server's columns,
+// priority-1 ones only with -o wide, kubectl's formatting of integers,
+// numbers, booleans, missing cells and a cell with a line break.
+func TestGoldenKubectlTables(t *testing.T) {
+	bin := goldenKubectl(t)
+	kc := tablesCluster(t)
+	var cases [][]string
+	for _, kind := range []string{"deployments", "replicasets", "statefulsets", "services", "configmaps", "secrets", "widgets"} {
+		cases = append(cases, []string{kind, "-n", "demo"}, []string{kind, "-n", "demo", "-o", "wide"}, []string{kind, "-A"})
+	}
+	cases = append(cases, []string{"nodes"}, []string{"nodes", "-o", "wide"}, []string{"namespaces", "demo"},
+		[]string{"deploy,svc", "-n", "demo"}, []string{"services", "web", "-n", "demo", "--no-headers"})
+	for _, args := range cases {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			want := runKubectl(t, bin, kc, append([]string{"get"}, args...)...)
+			require.Equal(t, 0, want.code, "kubectl: %s", want.stderr)
+			require.NotEmpty(t, want.stdout, "kubectl printed a table")
+			t.Logf("kubectl get %s:\n%s", strings.Join(args, " "), want.stdout)
+			got := kwatch(t, testEnv(t), append(append([]string{"get"}, args...), "--watch=false", "--kubeconfig", kc)...)
+			require.Equal(t, 0, got.code, "kwatch: %s", got.stderr)
+			require.Equal(t, want.stdout, got.stdout, "stdout of kwatch (actual) against kubectl's (expected)")
+		})
+	}
+}
