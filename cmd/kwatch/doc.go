@@ -24,6 +24,26 @@
 //     first sync, a 401 or 403 seen by the informer also ends the command,
 //     and so does an initial list that makes no progress for
 //     --request-timeout; other errors are retried, as after the sync.
+//   - The command line is kubectl's, on cobra and pflag: "get TYPE
+//     [NAME...]", "TYPE/NAME", "TYPE1,TYPE2" (listing once), "kwatch TYPE"
+//     as a shortcut (withGetShortcut), help, and completion scripts that
+//     ask the server (discovery for types, lists for names and
+//     namespaces). kubectl's output forms are here too: -o jsonpath and
+//     custom-columns (printers.JSONPath, kubectl's syntax and behaviours),
+//     --sort-by, -L, --show-labels, --show-kind, --watch-only; several
+//     types print as one List or one set of columns where kubectl does.
+//     cmd/kwatch/golden_test.go holds kwatch to the real kubectl's output.
+//   - Named objects are fetched first: a missing one is kubectl's
+//     `Error from server (NotFound): ...` and exit 1, before any watch.
+//   - Fail fast: TLS spoken to a plain HTTP server (or the reverse), a
+//     certificate the client does not trust, a refused handshake or
+//     connection end the command at once with one line; configuration
+//     errors name the flag or the kubeconfig field, never Go field names.
+//     "-s HOST:PORT" without a scheme is http, as kubectl v1.37 sends it.
+//   - While the watch is down, a status line on a terminal's stderr says
+//     "reconnecting since 15:04:05 (42s)" and the last error (status.go,
+//     monitor); rows printed meanwhile erase it first. Elsewhere one line
+//     says so. A line says when watching resumes.
 //   - "--sim" runs against an in-process simulated cluster; "kwatch sim"
 //     serves one for other clients.
 //   - "--live", on a terminal, shows the resource as a full-screen table
@@ -36,6 +56,6 @@
 //     (a row or object is never cut) and exit 0.
 //
 // Goroutines: run starts them (the informer, the simulated server, the
-// metrics server, the progress line) through one group and waits for all
-// before it returns.
+// metrics server, the progress line) through one group (an errgroup) and
+// waits for all before it returns.
 package main
