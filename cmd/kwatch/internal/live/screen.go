@@ -55,9 +55,8 @@ func Run(ctx context.Context, o RunOptions) error {
 	if o.Screen == nil || o.Model == nil {
 		return errors.New("live view: Screen and Model are required")
 	}
-	now := o.Now
-	if now == nil {
-		now = time.Now
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	s := o.Screen
 	if err := s.Init(); err != nil {
@@ -65,7 +64,13 @@ func Run(ctx context.Context, o RunOptions) error {
 	}
 	defer s.Fini()
 	s.HideCursor()
+	events, stop := readEvents(s)
+	defer stop()
+	return loop(ctx, o, events)
+}
 
+// readEvents runs the screen's event reader until stop, which waits for it.
+func readEvents(s tcell.Screen) (<-chan tcell.Event, func()) {
 	events := make(chan tcell.Event) // unbuffered: ChannelEvents waits for us or quit
 	quit := make(chan struct{})
 	done := make(chan struct{})
@@ -73,18 +78,26 @@ func Run(ctx context.Context, o RunOptions) error {
 		defer close(done)
 		s.ChannelEvents(events, quit)
 	}()
-	defer func() { close(quit); <-done }()
+	return events, func() { close(quit); <-done }
+}
 
+// loop applies updates and keys and draws until ctx ends or the user quits.
+func loop(ctx context.Context, o RunOptions, events <-chan tcell.Event) error {
+	s, m := o.Screen, o.Model
 	tick := time.NewTicker(frameEvery)
 	defer tick.Stop()
-	draw(s, o.Model, now())
-	dirty, drawnSec := false, now().Unix()
+	redraw := func() (dirty bool, second int64) {
+		t := o.Now()
+		draw(s, m, t)
+		return false, t.Unix()
+	}
+	dirty, drawn := redraw()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case u := <-o.Updates:
-			u(o.Model)
+			u(m)
 			dirty = true
 		case ev, ok := <-events:
 			if !ok {
@@ -94,19 +107,16 @@ func Run(ctx context.Context, o RunOptions) error {
 			case *tcell.EventResize:
 				s.Sync()
 			case *tcell.EventKey:
-				if o.Model.HandleKey(keyOf(ev)) {
+				if m.HandleKey(keyOf(ev)) {
 					return ErrQuit
 				}
 			default:
 				continue
 			}
-			t := now()
-			draw(s, o.Model, t)
-			dirty, drawnSec = false, t.Unix()
+			dirty, drawn = redraw()
 		case <-tick.C:
-			if t := now(); dirty || t.Unix() != drawnSec {
-				draw(s, o.Model, t)
-				dirty, drawnSec = false, t.Unix()
+			if dirty || o.Now().Unix() != drawn {
+				dirty, drawn = redraw()
 			}
 		}
 	}
