@@ -58,7 +58,8 @@ func (s *Server) apply(op applyOp) (*object, bool, *StatusError) {
 		if serr != nil {
 			return nil, false, serr
 		}
-		wo := writeOp{r: op.r, ns: op.ns, name: op.name, m: obj, owner: &w, tracked: true, dryRun: op.dryRun, part: op.part}
+		wo := writeOp{r: op.r, ns: op.ns, name: op.name, m: obj, owner: &w, tracked: true, dryRun: op.dryRun, part: op.part,
+			trackedFields: metadataOf(obj)["managedFields"]}
 		if cur == nil {
 			if serr := prepareCreate(op.r, op.name, obj); serr != nil {
 				return nil, false, serr

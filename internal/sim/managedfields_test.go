@@ -84,3 +84,30 @@ func TestStatusSubresourceManagedFields(t *testing.T) {
 	require.Contains(t, managedOf(t, body), `{"manager":"kwatch-fixture","operation":"Update","apiVersion":"apps/v1","time":"2026-12-01T12:03:40Z","fieldsType":"FieldsV1","fieldsV1":`+
 		`{"f:status":{"f:conditions":{".":{},"k:{\"type\":\"Available\"}":{".":{},"f:status":{},"f:type":{}}},"f:replicas":{}}},"subresource":"status"}`)
 }
+
+// TestCustomResourceManagedFields: outside its metadata a custom resource is
+// owned as the real server owns one whose schema preserves unknown fields:
+// every map key on its own, lists whole; apply works on it too.
+func TestCustomResourceManagedFields(t *testing.T) {
+	h := simtest.Start(t, sim.Options{Clock: fixedClock, Resources: []sim.ResourceInfo{{Group: "example.com", Version: "v1",
+		Resource: "widgets", Kind: "Widget", Namespaced: true, StatusSubresource: true}}})
+	const path = "/apis/example.com/v1/namespaces/p/widgets"
+	code, body := do(t, h, "POST", path, "", []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1"},"spec":{"size":1,"items":[{"name":"a"}]}}`),
+		"User-Agent", "kwatch-fixture")
+	require.Equal(t, 201, code, "%s", body)
+	require.Equal(t, `[{"manager":"kwatch-fixture","operation":"Update","apiVersion":"example.com/v1","time":"2026-12-01T12:03:40Z","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{".":{},"f:items":{},"f:size":{}}}}]`,
+		managedOf(t, body), "as the real server answered the same create")
+
+	code, body = do(t, h, "PATCH", path+"/w1?fieldManager=sizer", "", []byte(`{"apiVersion":"example.com/v1","kind":"Widget","spec":{"size":2}}`),
+		"Content-Type", applyCT)
+	require.Equal(t, 409, code, "%s", body)
+	require.Equal(t, `Apply failed with 1 conflict: conflict with "kwatch-fixture" using example.com/v1: .spec.size`, decodeMap(t, body)["message"])
+
+	code, body = do(t, h, "PATCH", path+"/w1/status?fieldManager=reporter", "", []byte(`{"apiVersion":"example.com/v1","kind":"Widget","status":{"ready":true},"spec":{"size":9}}`),
+		"Content-Type", applyCT)
+	require.Equal(t, 200, code, "apply through /status: %s", body)
+	o := decodeMap(t, body)
+	require.Equal(t, map[string]any{"ready": true}, o["status"])
+	require.EqualValues(t, 1, o["spec"].(map[string]any)["size"], "an apply through /status changes only the status")
+	require.Contains(t, managedOf(t, body), `{"manager":"reporter","operation":"Apply","apiVersion":"example.com/v1","time":"2026-12-01T12:03:40Z","fieldsType":"FieldsV1","fieldsV1":{"f:status":{".":{},"f:ready":{}}},"subresource":"status"}`)
+}

@@ -36,8 +36,10 @@ type writeOp struct {
 	// managedFields (see managedfields.go) and is validated (validate.go). Nil for
 	// in-process writes, which keep the stored managedFields when m has none.
 	owner *fieldOwner
-	// tracked says m's managedFields are final already (a server-side apply).
-	tracked bool
+	// tracked says m's managedFields are final already (a server-side apply):
+	// trackedFields, which a write of the status alone keeps too.
+	tracked       bool
+	trackedFields any
 }
 
 // write validates and commits op, returning the stored object and whether it was created.

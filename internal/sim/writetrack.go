@@ -36,6 +36,11 @@ func (s *Server) trackLocked(op *writeOp, cur *object) *StatusError {
 		}
 	}
 	if op.tracked {
+		if md := metadataOf(op.m); op.trackedFields != nil {
+			md["managedFields"] = op.trackedFields
+		} else {
+			delete(md, "managedFields")
+		}
 		return nil
 	}
 	if op.owner.now.IsZero() {
