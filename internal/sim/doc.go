@@ -19,7 +19,8 @@
 //     (create, update, delete, implicit namespace creation) bumps it by one and
 //     records one event. A no-op update keeps the old resourceVersion.
 //   - Resources: pods, namespaces, configmaps, secrets, events, services, nodes,
-//     deployments.apps, replicasets.apps, statefulsets.apps, plus any
+//     deployments.apps, replicasets.apps, statefulsets.apps,
+//     leases.coordination.k8s.io (for leader election), plus any
 //     RegisterResource adds. Objects are stored as JSON and encoded once per
 //     write: every list, get and watch writes the stored bytes (watch frames wrap
 //     them in a prefix and suffix).
@@ -172,7 +173,7 @@
 //     kubelet and controllers). Unparsable quantities are 400, negative ones and
 //     requests above limits 422.
 //   - Create and update bodies are JSON, YAML or, for the built-in kinds (the default
-//     resources, and leases, service accounts and events when registered), protobuf,
+//     resources, leases and events included, and service accounts when registered), protobuf,
 //     up to Options.MaxRequestBytes. kubectl's imperative creates ("create
 //     namespace", "create configmap", "create deployment") send protobuf. A protobuf
 //     body is read with a table generated from k8s.io/api (protoschema_gen.go) into

@@ -178,6 +178,8 @@ func defaultResources() []ResourceInfo {
 		{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true, ShortNames: []string{"cm"}},
 		{Version: "v1", Resource: "secrets", Kind: "Secret", Namespaced: true, Fields: []string{"type"}},
 		{Version: "v1", Resource: "events", Kind: "Event", Namespaced: true, ShortNames: []string{"ev"}, Fields: eventFieldPaths},
+		{Group: "coordination.k8s.io", Version: "v1", Resource: "leases", Kind: "Lease", Namespaced: true,
+			BookmarkBody: `"spec":{}`},
 		{Version: "v1", Resource: "services", Kind: "Service", Namespaced: true, ShortNames: []string{"svc"},
 			Categories: []string{"all"}, StatusSubresource: true, BookmarkBody: `"spec":{},"status":{"loadBalancer":{}}`},
 		{Version: "v1", Resource: "nodes", Kind: "Node", ShortNames: []string{"no"},
