@@ -19,6 +19,7 @@ const (
 	MetricTransformErrors = "kwatch_informer_transform_errors_total"
 	MetricStoreErrors     = "kwatch_informer_store_errors_total"
 	MetricHandlerPanics   = "kwatch_informer_handler_panics_total"
+	MetricHandlerMerged   = "kwatch_informer_handler_merged_total"
 	MetricHandlerBacklog  = "kwatch_informer_handler_backlog"
 	MetricSynced          = "kwatch_informer_synced"
 	MetricWatching        = "kwatch_informer_watching"
@@ -85,8 +86,10 @@ func RegisterMetrics(p metrics.Provider, src MetricsSource, opts MetricsOptions)
 	total(MetricTransformErrors, "Objects the transform refused; they are not cached.", func(s Stats) int64 { return s.TransformErrors })
 	total(MetricStoreErrors, "Objects the cache refused; they are not cached.", func(s Stats) int64 { return s.StoreErrors })
 	total(MetricHandlerPanics, "Handler calls that panicked.", func(s Stats) int64 { return s.HandlerPanics })
+	total(MetricHandlerMerged, "Changes merged into a later change of their object before a handler saw them (a slow handler).",
+		func(s Stats) int64 { return s.HandlerMerged })
 
-	p.GaugeFunc(MetricHandlerBacklog, "Changes waiting for the handlers, summed over handlers (bounded: changes to one key coalesce).",
+	p.GaugeFunc(MetricHandlerBacklog, "Changes waiting for the handlers, summed over handlers (bounded: by the objects, or by an Ordered handler's buffer).",
 		func() float64 { return float64(src.Stats().HandlerBacklog) }, l)
 	p.GaugeFunc(MetricSynced, "1 once the first list is in the cache.", func() float64 { return boolValue(src.Health().Synced) }, l)
 	p.GaugeFunc(MetricWatching, "1 while a watch stream is open.", func() float64 { return boolValue(src.Health().Watching) }, l)

@@ -33,7 +33,7 @@ func TestRegisterMetrics(t *testing.T) {
 	now = t0.Add(90 * time.Second) // nothing heard yet: the age counts from registration
 	m := metricstest.Scrape(t, reg)
 	for name, want := range map[string]float64{
-		MetricEvents: 0, MetricWatchRestarts: 0, MetricSynced: 0, MetricWatching: 0,
+		MetricEvents: 0, MetricWatchRestarts: 0, MetricSynced: 0, MetricWatching: 0, MetricHandlerMerged: 0,
 		MetricLastEventAge: 90, MetricHandlerBacklog: 0, MetricObjects: 0,
 	} {
 		if got, ok := m[name+l]; !ok || got != want {
@@ -42,14 +42,14 @@ func TestRegisterMetrics(t *testing.T) {
 	}
 
 	src.stats = Stats{Events: 12, Relists: 2, Watches: 4, IdleTimeouts: 1, Gone: 1, Errors: 3,
-		TransformErrors: 5, StoreErrors: 6, HandlerPanics: 7, HandlerBacklog: 8}
+		TransformErrors: 5, StoreErrors: 6, HandlerPanics: 7, HandlerBacklog: 8, HandlerMerged: 9}
 	src.health = Health{Synced: true, Watching: true, LastActivity: now.Add(-2500 * time.Millisecond)}
 	objects = 300
 	m = metricstest.Scrape(t, reg)
 	want := map[string]float64{
 		MetricEvents: 12, MetricRelists: 2, MetricWatches: 4, MetricWatchRestarts: 3,
 		MetricIdleTimeouts: 1, MetricGone: 1, MetricErrors: 3, MetricTransformErrors: 5,
-		MetricStoreErrors: 6, MetricHandlerPanics: 7, MetricHandlerBacklog: 8,
+		MetricStoreErrors: 6, MetricHandlerPanics: 7, MetricHandlerBacklog: 8, MetricHandlerMerged: 9,
 		MetricSynced: 1, MetricWatching: 1, MetricLastEventAge: 2.5, MetricObjects: 300,
 	}
 	for name, w := range want {

@@ -87,8 +87,11 @@ type Stats struct {
 	// informer's resourceVersion, made before resuming a watch that ended
 	// early (see Health.ResourceVersion).
 	Confirms       int64
-	HandlerBacklog int // pending keys summed over handlers
+	HandlerBacklog int // pending changes summed over handlers (see Registration.Backlog)
 	HandlerPanics  int64
+	// HandlerMerged counts changes merged away before a handler saw them,
+	// summed over handlers (see Registration.Merged).
+	HandlerMerged int64
 	// Listed counts the objects received so far by the list in progress
 	// (or by the last list): progress for a large initial sync.
 	Listed int64
@@ -105,7 +108,9 @@ func (inf *Informer[T]) Stats() Stats {
 	inf.distMu.Lock()
 	for _, r := range inf.handlers {
 		s.HandlerBacklog += r.Backlog()
-		s.HandlerPanics += r.q.counts().panics
+		c := r.q.counts()
+		s.HandlerPanics += c.panics
+		s.HandlerMerged += int64(c.merged)
 	}
 	inf.distMu.Unlock()
 	return s

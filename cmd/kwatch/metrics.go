@@ -120,8 +120,11 @@ func registerGauges(reg *metrics.Registry, inf statsSource, objects func() int, 
 		return 0
 	}
 	reg.GaugeFunc("kwatch_informer_objects", "Objects in the cache.", func() float64 { return float64(objects()) }, label)
-	reg.GaugeFunc("kwatch_informer_handler_backlog", "Changes queued for the printer, by key.",
+	reg.GaugeFunc("kwatch_informer_handler_backlog", "Changes queued for the printer.",
 		func() float64 { return float64(inf.Stats().HandlerBacklog) }, label)
+	metrics.CounterFunc(reg, "kwatch_informer_handler_merged_total",
+		"Changes merged into a later change of their object, not printed: the output fell behind the server.",
+		func() float64 { return float64(inf.Stats().HandlerMerged) }, label)
 	reg.GaugeFunc("kwatch_informer_synced", "1 once the first list is in the cache.",
 		func() float64 { return boolValue(inf.Health().Synced) }, label)
 	reg.GaugeFunc("kwatch_informer_watching", "1 while a watch stream is open.",
