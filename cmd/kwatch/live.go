@@ -142,6 +142,9 @@ func (ct *connTracker) next(h informer.Health, s informer.Stats, now time.Time) 
 	if h.LastError != nil {
 		c.LastError = oneLine(h.LastError.Error())
 	}
+	if c.Refused = s.TransformErrors + s.StoreErrors; c.Refused > 0 && h.LastRefusal != nil {
+		c.LastRefusal = oneLine(h.LastRefusal.Error())
+	}
 	listMoved := ct.seenAny && (s.Listed != ct.listed || s.Relists != ct.relists)
 	ct.listed, ct.relists, ct.seenAny = s.Listed, s.Relists, true
 	switch {

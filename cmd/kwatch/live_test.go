@@ -103,6 +103,10 @@ func TestConnTracker(t *testing.T) {
 			require.Equal(t, "dial tcp: connection refused", c.LastError, "one line")
 		}
 	}
+	c := ct.next(informer.Health{Synced: true, Watching: true, LastRefusal: errors.New("no\nkey")},
+		informer.Stats{StoreErrors: 2, TransformErrors: 1}, at(40))
+	require.Equal(t, int64(3), c.Refused)
+	require.Equal(t, "no key", c.LastRefusal)
 }
 
 // serverRow is a pod's row of a server Table.

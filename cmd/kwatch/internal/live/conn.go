@@ -57,6 +57,11 @@ type Conn struct {
 	Listed int64
 	// Relists counts the lists after the first one.
 	Relists int64
+	// Refused counts the objects the informer refused to cache (so the
+	// table lacks them), and LastRefusal says why it last did; 0 and "" if
+	// it never did.
+	Refused     int64
+	LastRefusal string
 }
 
 // quietAfter is how long a watch may stay silent before the view points it
@@ -95,6 +100,9 @@ func connLine(c Conn, now time.Time) Line {
 	}
 	if c.Relists > 0 {
 		l = l.add(fmt.Sprintf(" · %d relists", c.Relists), StyleDim)
+	}
+	if c.Refused > 0 {
+		l = l.add(fmt.Sprintf(" · %d objects refused, not shown: %s", c.Refused, c.LastRefusal), StyleWarn)
 	}
 	if c.LastError != "" && c.State != Watching {
 		l = l.add(" · last error: "+c.LastError, StyleBad)

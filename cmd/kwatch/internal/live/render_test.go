@@ -90,6 +90,8 @@ func TestConnLine(t *testing.T) {
 			"○ reconnecting since 12:58:30 (90s) · table as of 12:58:25 · last error: connection refused", StyleBad},
 		{"relisting", Conn{State: Relisting, Listed: 7, LastError: "410 Gone"},
 			"◌ relisting: 7 objects so far · last error: 410 Gone", StyleWarn},
+		{"refusals", Conn{State: Watching, Since: t0, Refused: 2, LastRefusal: "index app: bad value"},
+			"● watching for 60m · 2 objects refused, not shown: index app: bad value", StyleGood},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
