@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 
@@ -174,7 +176,15 @@ func (r *Resource[T]) deleteCall(ctx context.Context, cl call, opts DeleteOption
 	if err != nil {
 		return err
 	}
-	return resp.Body.Close()
+	// Read the answer (the object or a Status) so the connection is reused.
+	_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, maxObjectBody))
+	if cerr := resp.Body.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return r.opError(cl, fmt.Errorf("reading the answer: %w", err))
+	}
+	return nil
 }
 
 // encode is the body of a create or update: protobuf when asked and T has
