@@ -1,0 +1,68 @@
+// Package leader elects one leader among the replicas of a controller on a
+// coordination.k8s.io/v1 Lease, compatible with client-go's
+// leaderelection (resourcelock.LeaseLock) on the same Lease: the same
+// fields (holderIdentity, leaseDurationSeconds, acquireTime, renewTime,
+// leaseTransitions), the same meaning, the same 15 s / 10 s / 2 s
+// defaults. A kwatch candidate and a client-go candidate can compete for
+// one Lease.
+//
+//	e, err := leader.New(leader.Config{Client: c, Namespace: "kube-system", Name: "my-controller",
+//		Identity: hostname + "_" + uuid})
+//	err = e.Run(ctx, func(ctx context.Context) { runControllers(ctx) })
+//
+// # The protocol
+//
+//   - A candidate reads the Lease every RetryPeriod. It takes a Lease held
+//     by another only when the Lease's record (holder, times, duration,
+//     transitions) has not changed for leaseDurationSeconds since the
+//     candidate saw it change, by the candidate's own clock. The holder's
+//     renewTime is never compared with the candidate's clock; its change is
+//     the holder's heartbeat. A Lease with no holder (released) is free at
+//     once.
+//   - Every write is guarded by the resourceVersion read (a create when
+//     there is no Lease): a conflict means someone wrote in between, and
+//     the round is lost; nothing is overwritten.
+//   - Acquiring sets acquireTime and increments leaseTransitions; renewing
+//     moves renewTime only. Releasing (on cancel, unless ReleaseOnCancel is
+//     false) writes holderIdentity "" with leaseDurationSeconds 1 and fresh
+//     times, as client-go does, guarded by the last write's resourceVersion.
+//   - States: Candidate, Leading, then Lost (renew deadline passed, or
+//     another holder seen: Run returns ErrLost) or Released (Run's context
+//     ended or the leading function returned). round.go holds one round,
+//     decide.go its pure decision; elector.go what happens on a lost lease.
+//
+// # The safety property
+//
+// A leader whose renews fail stops leading at its renew deadline: the
+// context given to the leading function is cancelled RenewDeadline after
+// the start of the last round that renewed the Lease. Each round's
+// requests are bounded by that deadline, so a renew that hangs does not
+// extend it. Another candidate cannot acquire before LeaseDuration after
+// it saw that renew, which happened after the round started. So the old
+// leader's context is cancelled at least LeaseDuration - RenewDeadline
+// (5 s by default) before any other candidate can lead, provided that:
+//
+//   - clocks run at close to the same rate: only elapsed times on each
+//     machine's own clock are used, so the offset between clocks does not
+//     matter, only their rates. If the leader's clock runs slow by a
+//     factor r relative to a candidate's, the margin is LeaseDuration -
+//     r*RenewDeadline; the election is safe for any r below
+//     LeaseDuration/RenewDeadline (1.5 by default);
+//   - the leading function stops acting within that margin once its
+//     context is cancelled (Run waits for it to return; on a cancel of
+//     Run's own context the Lease is renewed until it has, and only then
+//     released, so a clean shutdown never shortens the margin);
+//   - Identity is unique per process, and every candidate of the Lease
+//     uses a LeaseDuration no shorter than the leader's RenewDeadline
+//     plus the margin wanted (the record's leaseDurationSeconds, written
+//     by the leader, is what the others wait for).
+//
+// Nothing fences writes the old leader already sent: a request in flight
+// when its context is cancelled may still land. Code that needs more puts
+// the Lease's resourceVersion or holder in its own writes.
+//
+// Run starts one goroutine for the leading function and returns only after
+// it has returned; New starts nothing. Metrics (Config.Metrics):
+// kwatch_leader_is_leader, kwatch_leader_transitions_total and
+// kwatch_leader_renew_failures_total, labelled with the Lease.
+package leader
