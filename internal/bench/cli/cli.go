@@ -27,7 +27,7 @@ import (
 func Main(args []string) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var (
-		role = fs.String("role", "harness", "harness, engine or queue")
+		role = fs.String("role", "harness", "harness, engine, controller or queue")
 		// harness
 		quick      = fs.Bool("quick", false, "smoke run (under two minutes)")
 		out        = fs.String("out", "results", "directory for the result files")
@@ -38,13 +38,15 @@ func Main(args []string) int {
 		profileDir = fs.String("profile-dir", "", "write CPU profiles of each row's first run here")
 		noQueue    = fs.Bool("no-queue", false, "skip the workqueue scenario")
 		name       = fs.String("name", "", "name of the result files (default: the mode, quick or full)")
+		scenarios  = fs.String("scenarios", "", `"controller": kwatch's controller against controller-runtime instead of the informer scenarios`)
+		rounds     = fs.Int("rounds", 0, "measured rounds per controller process, overriding the default (controller scenario)")
 		// engine and queue
 		eng      = fs.String("engine", "", "engine to run (engine and queue roles)")
 		host     = fs.String("host", "", "API server URL (engine role)")
 		listMode = fs.String("list-mode", "", "kwatch list mode: auto or paged")
 		pageSize = fs.Int64("page-size", 0, "kwatch page size (0: default)")
 		par      = fs.Int("parallelism", 0, "kwatch decoder parallelism (0: default)")
-		workers  = fs.Int("workers", 1, "workqueue workers (queue role)")
+		workers  = fs.Int("workers", 0, "workqueue workers (queue role; default 1), reconcile workers (controller role and scenario; default 4)")
 		items    = fs.Int("items", 100000, "workqueue items (queue role)")
 		qprof    = fs.String("cpuprofile", "", "CPU profile of the workqueue run (queue role)")
 	)
@@ -58,9 +60,20 @@ func Main(args []string) int {
 	case "engine":
 		err = engine.Serve(ctx, engine.Config{Engine: *eng, Host: *host, ListMode: *listMode,
 			PageSize: *pageSize, Parallelism: *par}, os.Stdin, os.Stdout)
+	case "controller":
+		err = engine.ServeController(ctx, engine.CtlConfig{Engine: *eng, Host: *host, Workers: *workers}, os.Stdin, os.Stdout)
 	case "queue":
-		err = runQueue(*eng, *workers, *items, *qprof)
+		err = runQueue(*eng, max(*workers, 1), *items, *qprof)
 	case "harness":
+		if *scenarios == "controller" {
+			err = runController(ctx, ctlFlags{rows: *rows, pods: *pods, runs: *runs, rounds: *rounds, workers: *workers,
+				name: *name, profileDir: *profileDir, out: *out})
+			break
+		}
+		if *scenarios != "" {
+			err = fmt.Errorf("unknown -scenarios %q (want controller, or none for the informer scenarios)", *scenarios)
+			break
+		}
 		cfg := harness.Full()
 		if *quick {
 			cfg = harness.Quick()

@@ -1,0 +1,285 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kwatch/kwatch/internal/bench/report"
+	"github.com/kwatch/kwatch/internal/bench/wire"
+)
+
+// CtlConfig is one run of the controller scenario: kwatch's controller
+// layer against controller-runtime's, each in its own process, on the
+// simulator and the same workload.
+type CtlConfig struct {
+	Mode      string // names the output files ("controller")
+	PodCounts []int
+	// Runs is how many processes each row gets per pod count; Rounds how
+	// many measured rounds each process runs. Rows are interleaved run by
+	// run; medians are over every round.
+	Runs, Rounds int
+	// Workers reconcile at once, in both engines.
+	Workers int
+	// Rows are engine names (engine.CtlEngines); the first is kwatch's,
+	// the ratios are it over each of the others.
+	Rows []string
+	// Exe, LogDir, Log, ProfileDir and PhaseTimeout are as in Config.
+	Exe, LogDir, ProfileDir string
+	Log                     io.Writer
+	PhaseTimeout            time.Duration
+}
+
+// ControllerRows are the controller scenario's rows.
+func ControllerRows() []string {
+	return []string{"kwatch-controller", "controller-runtime", "controller-runtime-fifo"}
+}
+
+// Controller is the standard controller run.
+func Controller() CtlConfig {
+	return CtlConfig{Mode: "controller", PodCounts: []int{2000, 10000}, Runs: 3, Rounds: 2, Workers: 4,
+		Rows: ControllerRows(), PhaseTimeout: 10 * time.Minute}
+}
+
+func (cfg *CtlConfig) logf(format string, args ...any) {
+	(&Config{Log: cfg.Log}).logf(format, args...)
+}
+
+// RunController runs every row at every pod count and returns the results
+// with medians; failed runs are recorded in Results.Failures.
+func RunController(ctx context.Context, cfg CtlConfig) (*report.Results, error) {
+	if cfg.Exe == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Exe = exe
+	}
+	if cfg.LogDir == "" {
+		dir, err := os.MkdirTemp("", "kwatch-bench-logs-")
+		if err != nil {
+			return nil, err
+		}
+		cfg.LogDir = dir
+	}
+	start := time.Now()
+	res := &report.Results{Mode: cfg.Mode, Started: start.UTC().Format(time.RFC3339),
+		GoVersion: runtime.Version(), CPUs: runtime.NumCPU(), Settings: cfg.settings()}
+	cfg.logf("engine logs in %s", cfg.LogDir)
+	for _, n := range cfg.PodCounts {
+		if err := runCtlPodCount(ctx, &cfg, n, res); err != nil {
+			return res, err
+		}
+	}
+	res.WallS = time.Since(start).Seconds()
+	return res, nil
+}
+
+func (cfg *CtlConfig) settings() []string {
+	return []string{
+		fmt.Sprintf("pods: %v (sim-generated, 3-4 KB of JSON each); %d processes per row, %d measured rounds each, rows interleaved",
+			cfg.PodCounts, cfg.Runs, cfg.Rounds),
+		fmt.Sprintf("%d workers in both engines; client-side rate limits off (QPS -1) in both; default workqueue rate limiters", cfg.Workers),
+		"reconcile: Get the pod from the cache; if fnv32a(name) % 10 == 0 and it lacks this round's mark, a JSON merge patch of two annotations (the round, a reconcile counter)",
+		"round: with the engine's watch held, the harness writes every pod once (a new round annotation), then releases the watch; done when every key was reconciled in its final state (the round's write, and the controller's own patch where it patches)",
+		"server: the simulator (JSON only), so both engines get JSON although both ask for protobuf first by default",
+	}
+}
+
+func runCtlPodCount(ctx context.Context, cfg *CtlConfig, n int, res *report.Results) error {
+	cfg.logf("loading %d pods", n)
+	srv, err := startServers(n, cfg.Rounds*(n+n/5)+10000, false)
+	if err != nil {
+		return err
+	}
+	defer srv.close()
+	// lastRound is the round every pod on the server carries: a new
+	// engine's startup is complete when it has reconciled each in it.
+	lastRound := ""
+	rows := map[string]*report.Row{}
+	for _, name := range cfg.Rows {
+		rows[name] = &report.Row{Name: name, Pods: n}
+		res.Rows = append(res.Rows, rows[name])
+	}
+	for run := range cfg.Runs {
+		for _, name := range cfg.Rows {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			c := &ctlRunner{cfg: cfg, name: name, be: srv.sim, pods: n, run: run, row: rows[name], lastRound: &lastRound}
+			if err := c.runEngine(); err != nil {
+				cfg.logf("FAILED %v", err)
+				res.Failures = append(res.Failures, err.Error())
+				if errors.Is(err, context.Canceled) {
+					return err
+				}
+			}
+		}
+	}
+	for _, r := range rows {
+		r.Finish()
+	}
+	return nil
+}
+
+// ctlRunner drives one controller engine process.
+type ctlRunner struct {
+	cfg  *CtlConfig
+	name string
+	be   *backend
+	pods int
+	run  int
+	row  *report.Row
+	p    *proc
+	// lastRound is the round the pods on the server carry (shared by the
+	// pod count's runners).
+	lastRound *string
+}
+
+func (c *ctlRunner) call(cmd wire.CtlCommand) (wire.CtlReply, error) {
+	var r wire.CtlReply
+	b, err := json.Marshal(cmd)
+	if err != nil {
+		return r, err
+	}
+	if _, err := c.p.in.Write(append(b, '\n')); err != nil {
+		return r, fmt.Errorf("harness: send %s: %w", cmd.Op, err)
+	}
+	if !c.p.out.Scan() {
+		return r, fmt.Errorf("harness: no reply to %s (see %s): %w", cmd.Op, c.p.logf.Name(), errOr(c.p.out.Err(), io.ErrUnexpectedEOF))
+	}
+	if err := json.Unmarshal(c.p.out.Bytes(), &r); err != nil {
+		return r, fmt.Errorf("harness: bad reply to %s: %w", cmd.Op, err)
+	}
+	if r.Err != "" {
+		return r, fmt.Errorf("harness: %s: %s", cmd.Op, r.Err)
+	}
+	return r, nil
+}
+
+func (c *ctlRunner) runEngine() error {
+	args := []string{"-role=controller", "-engine=" + c.name, "-host=" + c.be.url, "-workers=" + strconv.Itoa(c.cfg.Workers)}
+	logName := fmt.Sprintf("%s-%d-run%d.log", c.name, c.pods, c.run)
+	p, err := startProc(c.cfg.Exe, args, nil, c.cfg.LogDir, logName)
+	if err != nil {
+		return err
+	}
+	c.p = p
+	if err := c.phases(); err != nil {
+		c.be.gate.open()
+		p.kill()
+		return fmt.Errorf("%s at %d pods: %w", c.name, c.pods, err)
+	}
+	cpu, err := p.finish(30 * time.Second)
+	c.row.Add(map[string]float64{"ctl_process_cpu_s": cpu.Seconds()})
+	return err
+}
+
+func (c *ctlRunner) phases() error {
+	timeout := c.cfg.PhaseTimeout.Seconds()
+	rep, err := c.call(wire.CtlCommand{Op: "sync", ID: *c.lastRound, Keys: c.pods, TimeoutSec: timeout})
+	if err != nil {
+		return err
+	}
+	s := rep.Sync
+	c.row.Add(map[string]float64{
+		"ctl_sync_s":          float64(s.DoneNS-s.StartNS) / 1e9,
+		"ctl_sync_cpu_s":      float64(s.CPUNS) / 1e9,
+		"ctl_sync_reconciles": float64(s.Reconciles),
+		"ctl_heap_kb_per_pod": float64(s.HeapAlloc) / float64(c.pods) / 1024,
+	})
+	time.Sleep(settleTime)
+	var last string
+	for round := range c.cfg.Rounds {
+		if last, err = c.round(round); err != nil {
+			return err
+		}
+	}
+	return c.verify(last)
+}
+
+// round writes every pod once while the engine's watch is held, releases
+// it, and waits for every key to be reconciled in its final state.
+func (c *ctlRunner) round(round int) (string, error) {
+	id := nextID("round")
+	cmd := wire.CtlCommand{Op: "arm", ID: id, Keys: c.pods}
+	if c.cfg.ProfileDir != "" && c.run == 0 && round == 0 {
+		cmd.Profile = filepath.Join(c.cfg.ProfileDir, fmt.Sprintf("%s-%d-round.pprof", c.name, c.pods))
+	}
+	if _, err := c.call(cmd); err != nil {
+		return id, err
+	}
+	c.be.gate.close()
+	c.be.dropWatches(false)
+	if err := waitFor(context.Background(), 10*time.Second, "watches to end", func() bool { return c.be.activeWatches() == 0 }); err != nil {
+		return id, err
+	}
+	for i := range c.pods {
+		if err := c.be.update(i, map[string]string{wire.RoundKey: id}); err != nil {
+			return id, err
+		}
+	}
+	*c.lastRound = id
+	cpu0 := selfCPU()
+	opened := c.be.gate.open()
+	rep, err := c.call(wire.CtlCommand{Op: "wait", TimeoutSec: c.cfg.PhaseTimeout.Seconds()})
+	if err != nil {
+		return id, err
+	}
+	ph, n := rep.Round, float64(c.pods)
+	wall := float64(ph.DoneNS-opened) / 1e9
+	c.row.Add(map[string]float64{
+		"ctl_pods_per_s":            n / wall,
+		"ctl_reconciles_per_s":      float64(ph.Reconciles) / wall,
+		"ctl_cpu_us_per_reconcile":  float64(ph.CPUNS) / 1e3 / float64(ph.Reconciles),
+		"ctl_cpu_us_per_pod":        float64(ph.CPUNS) / 1e3 / n,
+		"ctl_reconciles_per_pod":    float64(ph.Reconciles) / n,
+		"ctl_patches":               float64(ph.Patches),
+		"ctl_peak_rss_mb":           float64(ph.PeakRSS) / (1 << 20),
+		"ctl_server_cpu_us_per_pod": float64(selfCPU()-cpu0) / 1e3 / n,
+	})
+	c.cfg.logf("%s %d pods run %d round %d: %.0f pods/s, %.0f reconciles/s, %.1f µs CPU/reconcile, %d reconciles, %d patches",
+		c.name, c.pods, c.run, round, n/wall, float64(ph.Reconciles)/wall, float64(ph.CPUNS)/1e3/float64(ph.Reconciles), ph.Reconciles, ph.Patches)
+	return id, nil
+}
+
+// verify reads every pod from the server: each carries the last round, and
+// exactly the pods the reconciler patches carry its mark of that round.
+func (c *ctlRunner) verify(round string) error {
+	resp, err := http.Get(c.be.url + "/api/v1/pods")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var list corev1.PodList
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		return fmt.Errorf("harness: verify: %w", err)
+	}
+	if len(list.Items) != c.pods {
+		return fmt.Errorf("harness: verify: server holds %d pods, want %d", len(list.Items), c.pods)
+	}
+	patched := 0
+	for _, p := range list.Items {
+		ann := p.Annotations
+		want := ""
+		if wire.Patched(p.Name) {
+			want, patched = round, patched+1
+		}
+		if ann[wire.RoundKey] != round || ann[wire.ReconciledKey] != want {
+			return fmt.Errorf("harness: verify: pod %s/%s has round %q, mark %q; want %q, %q",
+				p.Namespace, p.Name, ann[wire.RoundKey], ann[wire.ReconciledKey], round, want)
+		}
+	}
+	c.row.Add(map[string]float64{"ctl_patched_pods": float64(patched)})
+	return nil
+}
