@@ -57,7 +57,7 @@ func liveWith(g *group, o *getOptions, t *target, screen tcell.Screen) error {
 	prog := newProgress(&env{}, t.res.Resource) // counts only, draws nothing: the view shows the progress
 	inf, err := informer.New(informer.Options[*printers.ServerRow]{
 		Client: t.client, Resource: t.res, Namespace: t.namespace,
-		LabelSelector: o.selector, FieldSelector: fieldSelector(o), Table: true,
+		LabelSelector: o.selector, FieldSelector: fieldSelector(o), PageSize: pageSize(o), Table: true,
 		// Logs would scribble over the screen; the connection line says
 		// what the informer is doing.
 		Logger: slog.New(slog.DiscardHandler),
