@@ -314,7 +314,8 @@ func TestReplayAfterFaults(t *testing.T) {
 	_, events, _ := rp.snapshot()
 	require.Positive(t, events["DELETED"], "deletes were printed: %v", events)
 	require.Positive(t, events["MODIFIED"], "changes were printed: %v", events)
-	same := checkAgainstHistory(t, rp.sequence()[150:], journal())
+	seq := rp.sequence()
+	same := checkAgainstHistory(t, seq[:150], seq[150:], journal())
 	require.Positive(t, same, "events printed as the server sent them")
 
 	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
@@ -324,20 +325,27 @@ func TestReplayAfterFaults(t *testing.T) {
 	require.NoError(t, err, "the output stays a stream of whole JSON objects to the end")
 }
 
-// checkAgainstHistory compares a printed stream (after its initial list)
-// with the server's history under faults that make kwatch relist, where a
-// relist prints a computed difference: nothing printed is invented (each
-// event names an object at a resourceVersion the history has for it: the
-// change itself, or for a relist's difference the state the object was in,
-// DELETED for an object gone), and every deletion printed as such names the
-// change that deleted it. It returns how many events were printed as the
-// history has them. The exact sequence is compared where no relist
-// happens: TestPrintedEventsAreTheServers.
-func checkAgainstHistory(t *testing.T, got []printed, history []sim.Change) int {
+// checkAgainstHistory compares a printed stream with the server's history
+// under faults that make kwatch relist, where a relist prints a computed
+// difference rather than the events missed: nothing printed is invented
+// (each event after the initial list names an object at a resourceVersion
+// the history has for it: the change itself, or for a relist's difference
+// the state the object was in), and each object's events come in its
+// history's order and make sense in turn (ADDED only for an object not
+// shown, MODIFIED to a newer version, DELETED of a shown one: a live delete
+// at the deletion's resourceVersion, a relist's at the last version
+// printed). It returns how many events were printed as the history has
+// them. The exact sequence is compared where no relist happens:
+// TestPrintedEventsAreTheServers.
+func checkAgainstHistory(t *testing.T, initial, got []printed, history []sim.Change) int {
 	t.Helper()
 	at := make(map[string]sim.Change, len(history))
 	for _, c := range history {
 		at[strconv.FormatUint(c.ResourceVersion, 10)] = c
+	}
+	shown := map[string]uint64{} // key -> resourceVersion last printed
+	for _, p := range initial {
+		shown[p.key] = rvOf(t, p)
 	}
 	same := 0
 	for i, p := range got {
@@ -346,8 +354,30 @@ func checkAgainstHistory(t *testing.T, got []printed, history []sim.Change) int 
 		if c.Type == p.typ {
 			same++
 		}
+		rv := rvOf(t, p)
+		last, had := shown[p.key]
+		switch p.typ {
+		case "ADDED":
+			require.False(t, had, "printed event %d (%s): ADDED for an object shown at %d", i, p, last)
+		case "MODIFIED":
+			require.True(t, had && rv > last, "printed event %d (%s): MODIFIED of an object shown at %d (shown %v)", i, p, last, had)
+		case "DELETED":
+			require.True(t, had && rv >= last, "printed event %d (%s): DELETED of an object shown at %d (shown %v)", i, p, last, had)
+		}
+		if p.typ == "DELETED" {
+			delete(shown, p.key)
+		} else {
+			shown[p.key] = rv
+		}
 	}
 	return same
+}
+
+func rvOf(t *testing.T, p printed) uint64 {
+	t.Helper()
+	rv, err := strconv.ParseUint(p.rv, 10, 64)
+	require.NoError(t, err, "printed event %s", p)
+	return rv
 }
 
 // TestInterruptMidStream interrupts kwatch while changes pour in: the
