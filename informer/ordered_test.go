@@ -183,3 +183,56 @@ func TestOrderedHandlerGetsEveryEvent(t *testing.T) {
 		require.EqualValues(t, len(want)-len(coalesced.get()), creg.Merged(), "and counted the rest")
 	})
 }
+
+// TestOrderedHandlerOverflow holds an Ordered handler with a buffer of 5
+// blocked while 20 changes are made to 4 pods: it gets the first changes in order,
+// then one call per object for the rest, counts the merged ones, and its
+// calls still replay to the server's state.
+func TestOrderedHandlerOverflow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := &testutil.MemNet{}
+		m := startMemSim(t, n, "api:80", sim.Options{})
+		inf, err := New(memOptions(t, n, "api:80"))
+		require.NoError(t, err)
+		gate := make(chan struct{})
+		release := sync.OnceFunc(func() { close(gate) })
+		defer release()
+		rec := &orderedRecorder{gate: gate}
+		rep := newReplayer()
+		reg, err := inf.AddHandler(HandlerFuncs[*testPod]{
+			AddFunc:    func(p *testPod, i bool) { rec.OnAdd(p, i); rep.OnAdd(p, i) },
+			UpdateFunc: func(o, p *testPod) { rec.OnUpdate(o, p); rep.OnUpdate(o, p) },
+			DeleteFunc: func(p *testPod, u bool) { rec.OnDelete(p, u); rep.OnDelete(p, u) },
+		}, HandlerOptions{Delivery: Ordered, Buffer: 5})
+		require.NoError(t, err)
+		start(t, inf)
+		require.True(t, inf.WaitForSync(t.Context()))
+		var first []string
+		for i := range 20 {
+			name := fmt.Sprintf("p-%d", i%4)
+			var rv uint64
+			if i < 4 {
+				rv, err = m.Server.PutPod(sim.Pod{Namespace: "ns", Name: name})
+			} else {
+				rv, err = m.Server.PutPod(sim.Pod{Namespace: "ns", Name: name, Restarts: int32(i)})
+			}
+			require.NoError(t, err)
+			if i < 4 { // the adds: within the one in delivery and the five buffered
+				first = append(first, fmt.Sprintf("add ns/%s@%d", name, rv))
+			}
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.LessOrEqual(t, reg.Backlog(), 5+4, "the buffer, then one pending change per object")
+		release()
+		synctest.Wait()
+		calls := rec.get()
+		require.Equal(t, first, calls[:4], "the first changes in order")
+		require.Less(t, len(calls), 20, "the overflow coalesced")
+		require.EqualValues(t, 20-len(calls), reg.Merged(), "every change is a call or counted as merged")
+		require.EqualValues(t, 20-len(calls), inf.Stats().HandlerMerged)
+		got, violations := rep.snapshot()
+		require.Empty(t, violations)
+		require.Equal(t, serverState(t, m.Server), got, "the calls replay to the server's state")
+	})
+}
