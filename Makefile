@@ -2,7 +2,7 @@
 GO ?= go
 RACE ?= -race
 
-.PHONY: all build test unit vet kubectl run sim soak conformance fuzz bench bench-quick bench-test bench-writes
+.PHONY: all build test unit vet kubectl run sim soak conformance fuzz bench bench-quick bench-test bench-writes bench-controller
 
 all: build
 
@@ -116,6 +116,13 @@ bench:
 
 bench-quick:
 	cd internal/bench && $(GO) run ./cmd/bench -quick
+
+# bench-controller runs kwatch's controller layer against controller-runtime
+# (same server, workload and workers) and writes
+# internal/bench/results/controller.{json,md}; CONTROLLER_PODS=2000,50000.
+CONTROLLER_PODS ?= 2000,10000
+bench-controller:
+	cd internal/bench && $(GO) run ./cmd/bench -scenarios controller -pods $(CONTROLLER_PODS)
 
 # bench-writes runs the write-path benchmarks (internal/bench/writes: create,
 # get, update, merge patch and delete of ConfigMaps and Pods through kwatch's
