@@ -28,6 +28,13 @@
 //     sequence of 4-byte big-endian length-prefixed WatchEvent messages.
 //     Custom resources are answered in JSON whatever the Accept header
 //     says, so the client lists JSON second in it and decodes either.
+//   - With Accept: application/json;as=Table;g=meta.k8s.io;v=v1 (kubectl
+//     get's header, AcceptTable) the server prints: a list is a Table whose
+//     rows hold cells and, by default, each object's PartialObjectMetadata;
+//     a watch event's object is a one-row Table, column definitions on the
+//     first event only, a BOOKMARK's too. ListOptions.Table and
+//     WatchOptions.Table ask for it; DecodeList hands each row to T as such a
+//     one-row Table, so one T decodes lists and watches alike.
 //
 // The connection (config, credentials, transport, rate limit, status
 // errors, discovery) is package kube's; this package sends its requests
