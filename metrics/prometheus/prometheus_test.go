@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"math"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -276,4 +278,27 @@ func (t tee) Histogram(name, help string, buckets []float64, l ...metrics.Label)
 func (t tee) GaugeFunc(name, help string, fn func() float64, l ...metrics.Label) {
 	t.a.GaugeFunc(name, help, fn, l...)
 	t.b.GaugeFunc(name, help, fn, l...)
+}
+
+func TestConcurrentRequestsShareSeries(t *testing.T) {
+	preg := prom.NewRegistry()
+	p := kwprom.New(preg)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			l := metrics.Label{Name: "name", Value: "q" + strconv.Itoa(i%2)}
+			for range 100 {
+				p.Counter("adds_total", "Adds.", l).Inc()
+				p.Histogram("latency_seconds", "Latency.", nil, l).Observe(0.5)
+				p.GaugeFunc("depth", "Depth.", func() float64 { return 1 }, l)
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, p.Err())
+	m := scrape(t, preg)
+	require.Equal(t, 400.0, m[`adds_total{name="q0"}`])
+	require.Equal(t, 400.0, m[`adds_total{name="q1"}`])
+	require.Equal(t, 400.0, m[`latency_seconds_count{name="q1"}`])
+	require.Equal(t, 1.0, m[`depth{name="q0"}`])
 }

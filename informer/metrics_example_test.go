@@ -1,0 +1,66 @@
+package informer_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kwatch/kwatch/informer"
+	"github.com/kwatch/kwatch/internal/sim"
+	"github.com/kwatch/kwatch/kube"
+	"github.com/kwatch/kwatch/metrics"
+)
+
+// An informer's Stats and Health, exported through a metrics.Registry and
+// read at scrape time. The server here is the simulator.
+func ExampleRegisterMetrics() {
+	srv, _ := sim.New(sim.Options{})
+	_, _ = srv.PutPod(sim.Pod{Namespace: "demo", Name: "web-1"})
+	_, _ = srv.PutPod(sim.Pod{Namespace: "demo", Name: "web-2"})
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+
+	c, err := kube.NewClient(&kube.Config{Host: "http://" + ln.Addr().String()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	pods, err := informer.New(informer.Options[*metav1.PartialObjectMetadata]{
+		Client: c, Resource: kube.Pods, MetadataOnly: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	reg := metrics.NewRegistry()
+	if err := informer.RegisterMetrics(reg, pods, informer.MetricsOptions{Name: "pods", Objects: pods.Store().Len}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	ran := make(chan error, 1)
+	go func() { ran <- pods.Run(ctx) }()
+	pods.WaitForSync(ctx)
+
+	var text strings.Builder
+	_ = reg.WritePrometheus(&text)
+	for _, line := range strings.Split(text.String(), "\n") {
+		for _, name := range []string{informer.MetricObjects, informer.MetricRelists, informer.MetricSynced} {
+			if strings.HasPrefix(line, name+"{") {
+				fmt.Println(line)
+			}
+		}
+	}
+	cancel()
+	<-ran
+	<-served
+	// Output:
+	// kwatch_informer_objects{name="pods"} 2
+	// kwatch_informer_relists_total{name="pods"} 1
+	// kwatch_informer_synced{name="pods"} 1
+}
