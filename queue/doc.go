@@ -18,8 +18,9 @@
 // Retries: a RateLimitedQueue asks a RateLimiter how long a failed key
 // waits. DefaultRateLimiter is the larger of a per-key exponential backoff
 // (ItemBackoff, 5ms doubling up to 1000s) and a queue-wide token bucket
-// (TokenBucket, 10 per second, burst 100). TokenBucket's time-dependent
-// methods have ...At twins that take the time, so its logic needs no clock.
+// (TokenBucket, 10 per second, burst 100, a golang.org/x/time/rate
+// Limiter). TokenBucket's time-dependent methods have ...At twins that
+// take the time, so its logic needs no clock.
 //
 // Runner owns a RateLimitedQueue and N workers calling a Reconcile
 // function: success forgets the key's backoff, an error or a recovered
