@@ -141,8 +141,8 @@ func TestTokenBucketBorrowsLikeRateLimiter(t *testing.T) {
 	}{
 		{0, 0},
 		{0, 0},
-		{0, 250 * time.Millisecond},                      // tokens -1
-		{0, 500 * time.Millisecond},                      // -2
+		{0, 250 * time.Millisecond}, // tokens -1
+		{0, 500 * time.Millisecond}, // -2
 		{250 * time.Millisecond, 500 * time.Millisecond}, // -2 + 1 - 1
 		{10 * time.Second, 0},                            // refilled to the burst, then 1 left
 		{10 * time.Second, 0},                            // 0 left
