@@ -40,6 +40,8 @@ func TestProtocolMismatch(t *testing.T) {
 			[]string{"speaks plain HTTP, not TLS", "use http://" + plainAddr}},
 		{"http to TLS", []string{"pods", "-s", "http://" + tlsAddr}, []string{"speaks TLS, not plain HTTP", "use https://" + tlsAddr}},
 		{"no scheme to TLS", []string{"deploy", "-s", tlsAddr}, []string{"speaks TLS", "use https://" + tlsAddr}},
+		{"an untrusted certificate", []string{"pods", "-s", tlsSrv.URL}, []string{"certificate signed by unknown authority",
+			"--certificate-authority", "--insecure-skip-tls-verify"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

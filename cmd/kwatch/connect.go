@@ -294,5 +294,26 @@ func describe(ctx context.Context, err error, host string) error {
 	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded {
 		return fmt.Errorf("no answer from the API server at %s in time (raise --request-timeout): %w", host, err)
 	}
+	if hint := certificateHint(err); hint != "" {
+		return fmt.Errorf("cannot reach the API server at %s: %w (%s)", host, err, hint)
+	}
 	return fmt.Errorf("cannot reach the API server at %s: %w", host, err)
+}
+
+// certificateHint says what to change when the server's certificate is not
+// trusted or does not name the host.
+func certificateHint(err error) string {
+	var (
+		verifyErr *tls.CertificateVerificationError
+		authErr   x509.UnknownAuthorityError
+		hostErr   x509.HostnameError
+	)
+	switch {
+	case errors.As(err, &hostErr):
+		return "the certificate does not name this host: connect by a name it has, or set the kubeconfig's clusters[].cluster.tls-server-name"
+	case errors.As(err, &authErr), errors.As(err, &verifyErr):
+		return "trust the server's CA with --certificate-authority or the kubeconfig's clusters[].cluster.certificate-authority(-data)," +
+			" or skip verification with --insecure-skip-tls-verify"
+	}
+	return ""
 }

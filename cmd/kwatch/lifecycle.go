@@ -49,7 +49,7 @@ func waitSynced(ctx context.Context, w watched, o *getOptions) (bool, error) {
 		if n := w.prog.count(); n != seen {
 			seen, lastProgress = n, time.Now()
 		}
-		if time.Since(lastProgress) > o.requestTimeout && !h.Synced {
+		if o.requestTimeout > 0 && time.Since(lastProgress) > o.requestTimeout && !h.Synced { // 0: no bound
 			return false, fmt.Errorf("no progress listing %s for %s (--request-timeout); last error: %v",
 				o.resource, o.requestTimeout, h.LastError)
 		}

@@ -212,7 +212,7 @@ func sameColumns(a, b []printers.Column) bool { return slices.Equal(a, b) }
 // noResources is kubectl's message for an empty list printed once; nil
 // while watching, where the header shows that kwatch waits for changes.
 func noResources(e *env, o *getOptions, t *target) func() {
-	if o.watch {
+	if o.watch || o.ignoreNotFound { // kubectl says nothing with --ignore-not-found
 		return nil
 	}
 	msg := "No resources found"
