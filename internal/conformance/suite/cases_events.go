@@ -19,7 +19,8 @@ import (
 // check what the server stored, read back as k8s.io/api's typed Events:
 // the fields client-go's recorder writes, a repeat's count and
 // lastTimestamp patch, an event about a cluster-scoped object in
-// "default", and a repeat of a deleted Event created again.
+// "default", a repeat of a deleted Event created again, and the name of an
+// event about an object whose own name is no DNS subdomain.
 func eventsCases() []Case {
 	return []Case{
 		{Name: "events/recorder-writes-and-aggregates", Run: testEventsRecorder},
@@ -111,6 +112,22 @@ func testEventsRecorder(t T, e *Env) {
 	require.Equal(t, "", inDefault.InvolvedObject.Namespace)
 	require.Equal(t, "namespace checked", inDefault.Message)
 	require.Equal(t, int32(1), inDefault.Count)
+
+	// An object whose name is no DNS subdomain (a ClusterRole's "system:..."):
+	// the Event's name is made one, so the server takes it.
+	roleRef := events.ObjectReference{Kind: "ClusterRole", APIVersion: "rbac.authorization.k8s.io/v1", Name: "system:kwatch:" + e.NS}
+	rec.Event(roleRef, events.TypeNormal, "Checked", "role checked")
+	waitStats(t, e, rec, events.Stats{Created: 5, Patched: 2})
+	var aboutRole *corev1.Event
+	for _, ev := range listEvents(t, e, evs, metav1.NamespaceDefault) {
+		if ev.InvolvedObject.Name == roleRef.Name {
+			aboutRole = ev
+		}
+	}
+	require.NotNil(t, aboutRole, "no event about %s in default", roleRef.Name)
+	t.Cleanup(func() { _ = evs.Delete(e.Ctx, metav1.NamespaceDefault, aboutRole.Name, client.DeleteOptions{}) })
+	require.True(t, strings.HasPrefix(aboutRole.Name, "system-kwatch-"+e.NS+"."), "name %q", aboutRole.Name)
+	require.Equal(t, "ClusterRole", aboutRole.InvolvedObject.Kind)
 }
 
 // listEvents lists the Events of ns.
