@@ -290,5 +290,6 @@ func (lt *liveTable) row(r *printers.ServerRow) live.Row {
 			status = strings.TrimSpace(c[lt.status])
 		}
 	}
-	return live.Row{Key: rowKey(r), Namespace: r.Namespace, Name: r.Name, Status: status, Cells: cells}
+	return live.Row{Key: rowKey(r), Namespace: r.Namespace, Name: r.Name, Status: status, Cells: cells,
+		Created: r.CreationTimestamp}
 }

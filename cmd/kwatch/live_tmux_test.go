@@ -206,6 +206,15 @@ func TestLiveChangesFilterNamespaceAndQuit(t *testing.T) {
 	p.keys("Escape")
 	p.until("every row again", matches(`^other +elsewhere `, `^kwatch · pods · all namespaces · 4$`))
 
+	p.keys("s")
+	p.until("sorted by status, pending first", func(s string) bool {
+		lines := strings.Split(s, "\n")
+		return len(lines) > 4 && matches(`^kwatch · pods · all namespaces · by status · 4$`)(s) &&
+			regexp.MustCompile(`^demo +web-3 +0/2 +Pending `).MatchString(lines[4])
+	})
+	p.keys("s", "s")
+	p.until("sorted by name again", matches(`^kwatch · pods · all namespaces · 4$`))
+
 	p.keys("n")
 	p.until("the namespaces seen", matches(`^▸ all namespaces \(4\)$`, `^  demo \(3\)$`, `^  other \(1\)$`))
 	p.keys("Down", "Down", "Enter")

@@ -29,7 +29,8 @@ func R(r rune) Key { return Key{Code: KeyRune, Rune: r} }
 
 // HandleKey applies a key press and reports whether the user asked to
 // quit. Keys, by mode:
-//   - table: q or Ctrl-C quit; / types a filter; n picks a namespace; Esc
+//   - table: q or Ctrl-C quit; / types a filter; n picks a namespace; s
+//     sorts by name, status (failing first) or age (newest first); Esc
 //     clears the filter and the namespace; ↑↓ j k, PgUp PgDn space b,
 //     Home End g G scroll.
 //   - filter: characters narrow the rows as they are typed (any cell or the
@@ -60,6 +61,9 @@ func (m *Model) tableKey(k Key) bool {
 			return true
 		case '/':
 			m.mode, m.filter, m.offset = modeFilter, "", 0
+		case 's':
+			m.SetOrder((m.order + 1) % orders)
+			m.offset = 0
 		case 'n':
 			if m.opts.Namespaced {
 				m.mode, m.pick = modeNamespaces, m.namespaceIndex()

@@ -24,6 +24,9 @@ type Row struct {
 	// per row per second of its clock and caches the result; it must not
 	// block. Nil means a row of empty cells.
 	Cells func(now time.Time) []string
+	// Created is when the object was created, for sorting by age; zero
+	// sorts last.
+	Created time.Time
 	// Changed is when the object last changed as the view heard of it
 	// (zero for the initial list): for changedFor after it the row is
 	// bold, as "watch -d" highlights what changed.
@@ -98,6 +101,7 @@ type Model struct {
 	conn Conn
 
 	mode      mode
+	order     Order
 	filter    string // the filter as typed; "" shows every row
 	namespace string // picked namespace; "" shows all
 	pick      int    // cursor in the namespace list (0 is "all") while picking
@@ -133,11 +137,11 @@ func (m *Model) SetColumns(columns []string) {
 func (m *Model) Len() int { return len(m.rows) }
 
 // Upsert adds a row or replaces the row with the same key. A replacement
-// keeps its place (a key's namespace and name do not change); additions
-// and deletions are merged into the order once per Render, so a large
-// initial list costs a sort, not an insertion per row.
+// that sorts the same keeps its place; additions, deletions and moves are
+// merged into the order once per Render, so a large initial list costs a
+// sort, not an insertion per row.
 func (m *Model) Upsert(r Row) {
-	if e, ok := m.rows[r.Key]; ok && e.row.Namespace == r.Namespace && e.row.Name == r.Name {
+	if e, ok := m.rows[r.Key]; ok && m.compare(e, &entry{row: r}) == 0 {
 		e.row, e.cells = r, nil
 		return
 	}
@@ -167,14 +171,14 @@ func (m *Model) merge() {
 		return
 	}
 	added := slices.DeleteFunc(m.added, func(e *entry) bool { return e.deleted })
-	slices.SortFunc(added, compareEntries)
+	slices.SortFunc(added, m.compare)
 	out := make([]*entry, 0, len(m.rows))
 	i := 0
 	for _, e := range m.sorted {
 		if e.deleted {
 			continue
 		}
-		for ; i < len(added) && compareEntries(added[i], e) < 0; i++ {
+		for ; i < len(added) && m.compare(added[i], e) < 0; i++ {
 			out = append(out, added[i])
 		}
 		out = append(out, e)
@@ -182,12 +186,80 @@ func (m *Model) merge() {
 	m.sorted, m.added, m.stale = append(out, added[i:]...), nil, false
 }
 
-// compareEntries orders rows by namespace, then name, then key (two
-// objects may share a name in a table of several kinds).
-func compareEntries(a, b *entry) int {
-	return cmp.Or(cmp.Compare(a.row.Namespace, b.row.Namespace), cmp.Compare(a.row.Name, b.row.Name),
+// Order is how rows are sorted. The zero value is ByName.
+type Order int
+
+const (
+	// ByName sorts by namespace, then name, as kubectl lists.
+	ByName Order = iota
+	// ByStatus puts failing rows first, then those on their way, then the
+	// rest (running, done, going away), each by name.
+	ByStatus
+	// ByAge puts the newest rows first.
+	ByAge
+	orders // the number of orders
+)
+
+func (o Order) String() string {
+	switch o {
+	case ByStatus:
+		return "status"
+	case ByAge:
+		return "age"
+	}
+	return "name"
+}
+
+// statusRank orders statuses for ByStatus: what needs a look first.
+func statusRank(status string) int {
+	switch StatusStyle(status) {
+	case StyleBad:
+		return 0
+	case StyleWarn:
+		return 1
+	case StyleGood:
+		return 3
+	case StyleDim:
+		return 4
+	}
+	return 2
+}
+
+// compare orders two rows by the model's order, then by namespace, name
+// and key (two objects may share a name in a table of several kinds): a
+// total order, so that merging is stable.
+func (m *Model) compare(a, b *entry) int {
+	var c int
+	switch m.order {
+	case ByStatus:
+		c = cmp.Compare(statusRank(a.row.Status), statusRank(b.row.Status))
+	case ByAge:
+		c = cmp.Or(cmp.Compare(zeroLast(a.row.Created), zeroLast(b.row.Created)), b.row.Created.Compare(a.row.Created))
+	}
+	return cmp.Or(c, cmp.Compare(a.row.Namespace, b.row.Namespace), cmp.Compare(a.row.Name, b.row.Name),
 		cmp.Compare(a.row.Key, b.row.Key))
 }
+
+// zeroLast ranks a zero time after every other.
+func zeroLast(t time.Time) int {
+	if t.IsZero() {
+		return 1
+	}
+	return 0
+}
+
+// SetOrder sorts the rows by o.
+func (m *Model) SetOrder(o Order) {
+	if o < 0 || o >= orders {
+		o = ByName
+	}
+	m.merge()
+	m.order = o
+	slices.SortFunc(m.sorted, m.compare)
+}
+
+// Order returns how the rows are sorted.
+func (m *Model) Order() Order { return m.order }
 
 // SetConn records the connection's state.
 func (m *Model) SetConn(c Conn) { m.conn = c }

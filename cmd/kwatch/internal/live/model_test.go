@@ -2,7 +2,6 @@ package live
 
 import (
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -148,7 +147,7 @@ func TestModelNamespacePickNeedsNamespaces(t *testing.T) {
 	keys(m, R('n'))
 	f := m.Render(t0, 80, 8)
 	require.Regexp(t, `^NAME$`, f.Lines[3].String(), "n does nothing for cluster-scoped rows")
-	require.Equal(t, "/ filter · ↑↓ PgUp PgDn Home End scroll · q quit", f.Lines[7].String(), "and is not offered")
+	require.Equal(t, "/ filter · s sort · ↑↓ PgUp PgDn Home End scroll · q quit", f.Lines[7].String(), "and is not offered")
 }
 
 func TestModelAgesTickWithTheClock(t *testing.T) {
@@ -246,26 +245,37 @@ func TestModelSetColumns(t *testing.T) {
 func TestModelOrderProperty(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	m := podModel()
-	want := map[string]bool{}
-	for step := range 5000 {
+	statuses := []string{"Running", "Pending", "Error", "Completed"}
+	want := map[string]Row{}
+	for step := range 6000 {
 		ns, name := fmt.Sprintf("ns-%d", rng.IntN(4)), fmt.Sprintf("p-%02d", rng.IntN(40))
 		key := ns + "/" + name
-		if rng.IntN(3) == 0 {
+		switch rng.IntN(6) {
+		case 0:
 			m.Delete(key)
 			delete(want, key)
-		} else {
-			m.Upsert(pod(ns, name, "Running", t0))
-			want[key] = true
+		case 1:
+			m.SetOrder(Order(rng.IntN(int(orders))))
+		default:
+			r := pod(ns, name, statuses[rng.IntN(len(statuses))], t0)
+			r.Created = t0.Add(-time.Duration(rng.IntN(5)) * time.Hour)
+			m.Upsert(r)
+			want[key] = r
 		}
-		if rng.IntN(20) == 0 || step == 4999 {
-			keys := slices.Sorted(maps.Keys(want))
-			require.Equal(t, keys, m.Keys(t0), "step %d", step)
-			require.Equal(t, len(want), m.Len())
-			counts, shown := m.Counts(t0)
-			require.Equal(t, len(want), shown)
-			if len(want) > 0 {
-				require.Equal(t, []StatusCount{{"Running", len(want)}}, counts)
+		if rng.IntN(20) == 0 || step == 5999 {
+			var rows []*entry
+			for _, r := range want {
+				rows = append(rows, &entry{row: r})
 			}
+			slices.SortFunc(rows, m.compare)
+			var keys []string
+			for _, e := range rows {
+				keys = append(keys, e.row.Key)
+			}
+			require.Equal(t, keys, m.Keys(t0), "step %d, by %s", step, m.Order())
+			require.Equal(t, len(want), m.Len())
+			_, shown := m.Counts(t0)
+			require.Equal(t, len(want), shown)
 		}
 	}
 }
@@ -318,4 +328,39 @@ func TestModelChangedRowsAreBold(t *testing.T) {
 	require.Equal(t, bold, styles(t0.Add(time.Second), 4), "just changed")
 	require.Equal(t, plain, styles(t0.Add(time.Second), 5), "never changed (the initial list)")
 	require.Equal(t, plain, styles(t0.Add(changedFor), 4), "no longer")
+}
+
+func TestModelSort(t *testing.T) {
+	aged := func(ns, name, status string, age time.Duration) Row {
+		r := pod(ns, name, status, t0.Add(-age))
+		r.Created = t0.Add(-age)
+		return r
+	}
+	m := podModel(aged("a", "old", "Running", time.Hour), aged("a", "crash", "CrashLoopBackOff", 2*time.Hour),
+		aged("b", "new", "Pending", time.Minute), aged("b", "done", "Completed", 3*time.Hour),
+		pod("b", "unknown-age", "Running", t0), aged("c", "bad", "Error", time.Second))
+	require.Equal(t, ByName, m.Order())
+	byName := []string{"a/crash", "a/old", "b/done", "b/new", "b/unknown-age", "c/bad"}
+	require.Equal(t, byName, m.Keys(t0))
+
+	keys(m, R('s'))
+	require.Equal(t, ByStatus, m.Order())
+	require.Equal(t, []string{"a/crash", "c/bad", "b/new", "a/old", "b/unknown-age", "b/done"}, m.Keys(t0),
+		"failing first, then on their way, then running, then done")
+	require.Contains(t, m.Render(t0, 80, 10).Lines[0].String(), " · by status")
+	m.Upsert(aged("a", "old", "CrashLoopBackOff", time.Hour)) // a change of status moves the row
+	require.Equal(t, []string{"a/crash", "a/old", "c/bad", "b/new", "b/unknown-age", "b/done"}, m.Keys(t0))
+	m.Upsert(aged("a", "old", "Running", time.Hour))
+
+	keys(m, R('s'))
+	require.Equal(t, ByAge, m.Order())
+	require.Equal(t, []string{"c/bad", "b/new", "a/old", "a/crash", "b/done", "b/unknown-age"}, m.Keys(t0),
+		"newest first, unknown ages last")
+
+	keys(m, R('s'))
+	require.Equal(t, byName, m.Keys(t0), "and back to names")
+	require.NotContains(t, m.Render(t0, 80, 10).Lines[0].String(), " · by ")
+	m.SetOrder(Order(42))
+	require.Equal(t, ByName, m.Order(), "an unknown order is by name")
+	require.Equal(t, "age", ByAge.String())
 }

@@ -148,6 +148,9 @@ func (m *Model) titleLine(shown int) Line {
 	if m.filter != "" {
 		l = l.add(fmt.Sprintf(" · filter %q", m.filter), StyleWarn)
 	}
+	if m.order != ByName {
+		l = l.add(" · by "+m.order.String(), StyleNormal)
+	}
 	n := strconv.Itoa(len(m.rows))
 	if shown != len(m.rows) {
 		n = strconv.Itoa(shown) + " of " + n
@@ -181,9 +184,9 @@ func (m *Model) footer() Line {
 	case modeNamespaces:
 		return Line{}.add("↑↓ choose · Enter show · Esc back", StyleDim)
 	}
-	keys := "/ filter · n namespace · ↑↓ PgUp PgDn Home End scroll · q quit"
+	keys := "/ filter · n namespace · s sort · ↑↓ PgUp PgDn Home End scroll · q quit"
 	if !m.opts.Namespaced {
-		keys = "/ filter · ↑↓ PgUp PgDn Home End scroll · q quit"
+		keys = "/ filter · s sort · ↑↓ PgUp PgDn Home End scroll · q quit"
 	}
 	l := Line{}.add(keys, StyleDim)
 	if m.filter != "" || m.namespace != "" {
