@@ -49,7 +49,7 @@
 //   - "--live", on a terminal, shows the resource as a full-screen table
 //     updated in place (package internal/live): rows sorted, statuses
 //     coloured and counted, ages ticking, the connection's state and
-//     staleness, keys to filter, pick a namespace, scroll and quit. The
+//     staleness, keys to filter, sort, pick a namespace, scroll and quit. The
 //     informer's logs are not shown there; its connection line says what
 //     the informer is doing.
 //   - SIGINT and SIGTERM stop the informer, wait for it, flush the output
