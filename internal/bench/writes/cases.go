@@ -37,11 +37,8 @@ type Case interface {
 	Teardown(ctx context.Context) error
 }
 
-// object is what the fixtures are: a typed k8s.io/api object.
-type object[T any] interface {
-	metav1.Object
-	DeepCopy() T
-}
+// object is what the fixtures are: a typed k8s.io/api object (a pointer).
+type object interface{ metav1.Object }
 
 // runs numbers the cases, so that each writes objects of its own names
 // (a benchmark's runs, one after another, share a server).
@@ -50,7 +47,7 @@ var runs atomic.Int64
 // verbCase is a Case for every verb; what Step does depends on verb.
 // Everything a step needs is prepared by Setup, so a step allocates only
 // in the client.
-type verbCase[T object[T]] struct {
+type verbCase[T object] struct {
 	verb  Verb
 	row   Row
 	ops   ops[T]   // the row's client: Step
@@ -64,7 +61,7 @@ type verbCase[T object[T]] struct {
 	done   int      // steps that succeeded
 }
 
-func newCase[T object[T]](verb Verb, row Row, fresh func() T, o, admin ops[T]) *verbCase[T] {
+func newCase[T object](verb Verb, row Row, fresh func() T, o, admin ops[T]) *verbCase[T] {
 	return &verbCase[T]{verb: verb, row: row, ops: o, admin: admin, fresh: fresh}
 }
 

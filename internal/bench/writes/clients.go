@@ -84,7 +84,7 @@ type ops[T any] interface {
 }
 
 // kwatchOps are the verbs through kwatch's client.
-type kwatchOps[T object[T]] struct{ r *client.Resource[T] }
+type kwatchOps[T object] struct{ r *client.Resource[T] }
 
 func (k kwatchOps[T]) create(ctx context.Context, obj T) (T, error) {
 	return k.r.Create(ctx, obj, client.CreateOptions{})

@@ -10,7 +10,9 @@ import (
 )
 
 // BenchmarkWrites runs every verb on every kind through every row:
-// BenchmarkWrites/<verb>/<kind>/<row>. One iteration is one request;
+// BenchmarkWrites/<verb>/<kind>/<row>. Run it with -benchtime Nx: create
+// and delete prepare N distinct names (and delete N objects) before the
+// loop. One iteration is one request;
 // req/s is iterations per second of the timed loop; cpu-ns/op (user and
 // system CPU of this process per request, garbage collection included),
 // allocs/op and B/op are the client's alone (the server is another
@@ -20,9 +22,7 @@ import (
 //
 // go test's -count runs each row's runs back to back; -count 1 with
 // -writes.rounds N runs the rows of a verb and kind in turn, N times, so
-// that a burst of load from elsewhere hits every row alike. Run it
-// with -benchtime Nx: create and delete prepare N distinct names (and
-// delete N objects) before the loop.
+// that a burst of load from elsewhere hits every row alike.
 func BenchmarkWrites(b *testing.B) {
 	url := serverURL(b)
 	admin, conns := dialAll(b, url, nil)
