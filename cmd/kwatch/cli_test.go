@@ -149,3 +149,23 @@ func TestHelpGet(t *testing.T) {
 		}
 	}
 }
+
+// TestTemplateErrors: a missing field with --allow-missing-template-keys=false
+// fails as kubectl fails (exit 1, the field named); a template flag without
+// a template is a usage error.
+func TestTemplateErrors(t *testing.T) {
+	_, kc := demo(t, sim.Options{})
+	r := kwatch(t, testEnv(t), "pods", "-n", "demo", "--watch=false", "--kubeconfig", kc,
+		"-o", "jsonpath={.items[*].spec.nothing}", "--allow-missing-template-keys=false")
+	require.Equal(t, exitError, r.code, "stderr: %s", r.stderr)
+	require.Contains(t, r.stderr, `error executing jsonpath "{.items[*].spec.nothing}": nothing is not found`)
+	r = kwatch(t, testEnv(t), "pods", "-n", "demo", "--watch=false", "--kubeconfig", kc, "-o", "jsonpath={.items[*].spec.nothing}")
+	require.Equal(t, 0, r.code, "missing keys are allowed by default: %s", r.stderr)
+	require.Empty(t, r.stdout)
+	for _, args := range [][]string{{"-o", "jsonpath"}, {"-o", "custom-columns="}, {"-o", "jsonpath={.a"}, {"-o", "custom-columns=NAME"},
+		{"--sort-by", "{.a"}} {
+		// No server: a bad template is refused before connecting.
+		r = kwatch(t, testEnv(t), append([]string{"pods", "--watch=false", "-s", "http://192.0.2.1:1"}, args...)...)
+		require.Equal(t, exitUsage, r.code, "%q: %s", args, r.stderr)
+	}
+}

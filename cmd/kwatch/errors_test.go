@@ -110,7 +110,7 @@ func TestBadFlags(t *testing.T) {
 		{"bad bool", []string{"pods", "--watch=maybe"}, "watch"},
 		{"bad duration", []string{"pods", "--request-timeout", "soon"}, "request-timeout"},
 		{"no resource", []string{"-n", "demo"}, "name a resource"},
-		{"several names while watching", []string{"pods", "a", "b"}, "at most one object name"},
+		{"several names while watching", []string{"pods", "a", "b"}, "you may only watch a single resource"},
 		{"namespace and all", []string{"pods", "-A", "-n", "x"}, "exclude each other"},
 		{"sim with a server", []string{"pods", "--sim", "-s", "http://x"}, "--sim"},
 		{"sim command argument", []string{"sim", "extra"}, "no arguments"},

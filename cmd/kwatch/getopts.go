@@ -2,11 +2,14 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/kwatch/kwatch/cmd/kwatch/internal/printers"
 )
 
 // Defaults of the get command's flags.
@@ -153,6 +156,9 @@ func (o *getOptions) validate(args []string, changed func(string) bool) error {
 	if err := o.readOutput(); err != nil {
 		return err
 	}
+	if err := o.checkTemplates(); err != nil {
+		return err
+	}
 	switch {
 	case o.allNamespaces && o.namespace != "":
 		return usagef("--namespace and --all-namespaces exclude each other")
@@ -162,10 +168,10 @@ func (o *getOptions) validate(args []string, changed func(string) bool) error {
 		return usagef("--sim-pods must be >= 0, --sim-namespaces >= 1 and --sim-rate >= 0")
 	case o.chunkSize < 0:
 		return usagef("--chunk-size must be >= 0, got %d", o.chunkSize)
-	case o.watch && len(o.requests) > 1:
-		return usagef("you may only specify a single resource type when watching (--watch=false lists several)")
+	case o.watch && len(o.requests) > 1: // kubectl's words
+		return usagef("you may only specify a single resource type (--watch=false lists several)")
 	case o.watch && len(o.requests[0].names) > 1:
-		return usagef("watching takes at most one object name, got %d (--watch=false lists several)", len(o.requests[0].names))
+		return usagef("you may only watch a single resource or type of resource at a time (--watch=false lists several)")
 	case o.sortBy != "" && o.watchEvents:
 		return usagef("--sort-by sorts a table or list; it cannot sort --output-watch-events")
 	}
@@ -258,6 +264,27 @@ func exampleTemplate(kind string) string {
 		return "custom-columns=NAME:.metadata.name"
 	}
 	return "jsonpath='{.items[*].metadata.name}'"
+}
+
+// checkTemplates parses -o's template and --sort-by's path now, so that
+// a typo is a usage error before anything connects.
+func (o *getOptions) checkTemplates() error {
+	if o.format == formatJSONPath || o.format == formatCustomColumns {
+		if _, err := newTemplateSink(io.Discard, o); err != nil {
+			return err
+		}
+	}
+	if o.sortBy == "" {
+		return nil
+	}
+	tmpl, err := printers.RelaxedPath(o.sortBy)
+	if err == nil {
+		_, err = printers.ParseJSONPath(tmpl)
+	}
+	if err != nil {
+		return usagef("--sort-by: %v", err)
+	}
+	return nil
 }
 
 // tableOutput: the command prints kubectl's table (perhaps wide).

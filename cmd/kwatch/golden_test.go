@@ -196,6 +196,7 @@ func TestGoldenKubectlWatch(t *testing.T) {
 		{[]string{"pods", "-n", "demo", "-l", "app=web", "-w", "-o", "name"}, 3, 1},
 		{[]string{"pods", "-n", "demo", "--watch-only"}, 0, 2},
 		{[]string{"pods", "web-1", "-n", "demo", "-w", "-o", "custom-columns=NAME:.metadata.name,RESTARTS:.status.containerStatuses[0].restartCount"}, 2, 1},
+		{[]string{"pods", "-n", "demo", "-l", "tier", "-w", "-o", `jsonpath={.metadata.name} {.status.containerStatuses[0].restartCount}{"\n"}`}, 2, 1},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
