@@ -61,7 +61,8 @@ type getOptions struct {
 	requestTimeout    time.Duration
 	requestTimeoutSet bool
 	metricsAddr       string
-	verbosity         int // -v: 0 errors only, 2 informer info, 4 debug, 6 requests, 7 headers
+	verbosity         int  // -v: 0 errors only, 2 informer info, 4 debug, 6 requests, 7 headers
+	verbose           bool // --verbose, kwatch's older spelling of -v=4
 
 	sim           bool
 	simPods       int
@@ -133,6 +134,7 @@ func addGetFlags(fs *pflag.FlagSet, o *getOptions) {
 	fs.Lookup("request-timeout").DefValue = "30s"
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz on this address, e.g. 127.0.0.1:9090")
 	fs.IntVarP(&o.verbosity, "v", "v", 0, "log level: 2 informer events, 4 retries and reconnects, 6 requests, 7 request headers")
+	fs.BoolVar(&o.verbose, "verbose", false, "the informer's retries and reconnects (-v=4)")
 	fs.BoolVar(&o.sim, "sim", false, "run against a built-in simulated cluster (all namespaces unless -n)")
 	fs.IntVar(&o.simPods, "sim-pods", defaultSimPods, "pods in the simulated cluster")
 	fs.IntVar(&o.simNamespaces, "sim-namespaces", defaultSimNamespaces, "namespaces the simulated pods spread over")
@@ -152,6 +154,9 @@ func (o *getOptions) validate(args []string, changed func(string) bool) error {
 	o.requestTimeoutSet = changed("request-timeout")
 	if o.watchOnly {
 		o.watch = true
+	}
+	if o.verbose {
+		o.verbosity = max(o.verbosity, verboseDebug)
 	}
 	if err := o.readOutput(); err != nil {
 		return err
