@@ -30,9 +30,9 @@ func runController(ctx context.Context, f ctlFlags) error {
 	}
 	if f.rows != "" {
 		want := strings.Split(f.rows, ",")
-		cfg.Rows = slices.DeleteFunc(cfg.Rows, func(r string) bool { return !slices.Contains(want, r) })
+		cfg.Rows = slices.DeleteFunc(cfg.Rows, func(r harness.CtlRow) bool { return !slices.Contains(want, r.Name) })
 		if len(cfg.Rows) == 0 {
-			return fmt.Errorf("no row matches -rows=%s (controller rows: %v)", f.rows, harness.ControllerRows())
+			return fmt.Errorf("no controller row matches -rows=%s", f.rows)
 		}
 	}
 	if f.pods != "" {
@@ -77,7 +77,7 @@ func writeCtlResults(res *report.Results, dir string) error {
 	if err != nil {
 		return err
 	}
-	err = report.WriteControllerMarkdown(md, res)
+	err = report.WriteControllerMarkdown(md, res, harness.ControllerPairs())
 	if cerr := md.Close(); err == nil {
 		err = cerr
 	}

@@ -10,7 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,18 +33,42 @@ type CtlConfig struct {
 	Runs, Rounds int
 	// Workers reconcile at once, in both engines.
 	Workers int
-	// Rows are engine names (engine.CtlEngines); the first is kwatch's,
-	// the ratios are it over each of the others.
-	Rows []string
+	// Rows are the configurations to run.
+	Rows []CtlRow
 	// Exe, LogDir, Log, ProfileDir and PhaseTimeout are as in Config.
 	Exe, LogDir, ProfileDir string
 	Log                     io.Writer
 	PhaseTimeout            time.Duration
 }
 
+// CtlRow is one controller configuration: an engine (engine.CtlEngines)
+// and the server it talks to.
+type CtlRow struct {
+	Name, Engine string
+	// Proto rows talk to the protobuf front (list, watch and patches of
+	// pods in protobuf; discovery from the simulator) instead of the
+	// simulator.
+	Proto bool
+}
+
 // ControllerRows are the controller scenario's rows.
-func ControllerRows() []string {
-	return []string{"kwatch-controller", "controller-runtime", "controller-runtime-fifo"}
+func ControllerRows() []CtlRow {
+	return []CtlRow{
+		{Name: "kwatch-controller", Engine: "kwatch-controller"},
+		{Name: "controller-runtime", Engine: "controller-runtime"},
+		{Name: "controller-runtime-fifo", Engine: "controller-runtime-fifo"},
+		{Name: "kwatch-controller-proto", Engine: "kwatch-controller", Proto: true},
+		{Name: "controller-runtime-proto", Engine: "controller-runtime", Proto: true},
+	}
+}
+
+// ControllerPairs are the comparisons: kwatch's row first.
+func ControllerPairs() [][2]string {
+	return [][2]string{
+		{"kwatch-controller", "controller-runtime"},
+		{"kwatch-controller", "controller-runtime-fifo"},
+		{"kwatch-controller-proto", "controller-runtime-proto"},
+	}
 }
 
 // Controller is the standard controller run.
@@ -92,31 +118,34 @@ func (cfg *CtlConfig) settings() []string {
 		fmt.Sprintf("%d workers in both engines; client-side rate limits off (QPS -1) in both; default workqueue rate limiters", cfg.Workers),
 		"reconcile: Get the pod from the cache; if fnv32a(name) % 10 == 0 and it lacks this round's mark, a JSON merge patch of two annotations (the round, a reconcile counter)",
 		"round: with the engine's watch held, the harness writes every pod once (a new round annotation), then releases the watch; done when every key was reconciled in its final state (the round's write, and the controller's own patch where it patches)",
-		"server: the simulator (JSON only), so both engines get JSON although both ask for protobuf first by default",
+		"server: the simulator (JSON only) for the plain rows, so both engines get JSON although both ask for protobuf first by default; " +
+			"the -proto rows get lists, watches and patch answers in protobuf from the protobuf front (patch bodies are JSON merge patches; kwatch's client asks for JSON answers by default)",
 	}
 }
 
 func runCtlPodCount(ctx context.Context, cfg *CtlConfig, n int, res *report.Results) error {
 	cfg.logf("loading %d pods", n)
-	srv, err := startServers(n, cfg.Rounds*(n+n/5)+10000, false)
+	withFront := slices.ContainsFunc(cfg.Rows, func(r CtlRow) bool { return r.Proto })
+	srv, err := startServers(n, cfg.Rounds*(n+n/5)+10000, withFront)
 	if err != nil {
 		return err
 	}
 	defer srv.close()
-	// lastRound is the round every pod on the server carries: a new
-	// engine's startup is complete when it has reconciled each in it.
-	lastRound := ""
+	backends, err := ctlBackends(srv)
+	if err != nil {
+		return err
+	}
 	rows := map[string]*report.Row{}
-	for _, name := range cfg.Rows {
-		rows[name] = &report.Row{Name: name, Pods: n}
-		res.Rows = append(res.Rows, rows[name])
+	for _, r := range cfg.Rows {
+		rows[r.Name] = &report.Row{Name: r.Name, Pods: n}
+		res.Rows = append(res.Rows, rows[r.Name])
 	}
 	for run := range cfg.Runs {
-		for _, name := range cfg.Rows {
+		for _, r := range cfg.Rows {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			c := &ctlRunner{cfg: cfg, name: name, be: srv.sim, pods: n, run: run, row: rows[name], lastRound: &lastRound}
+			c := &ctlRunner{cfg: cfg, name: r.Name, engine: r.Engine, be: backends[r.Proto], pods: n, run: run, row: rows[r.Name]}
 			if err := c.runEngine(); err != nil {
 				cfg.logf("FAILED %v", err)
 				res.Failures = append(res.Failures, err.Error())
@@ -132,18 +161,78 @@ func runCtlPodCount(ctx context.Context, cfg *CtlConfig, n int, res *report.Resu
 	return nil
 }
 
+// ctlBackend is a server as the controller scenario sees it.
+type ctlBackend struct {
+	*backend
+	// lastRound is the round every pod on this server carries: a new
+	// engine's startup is complete when it has reconciled each in it.
+	lastRound string
+	// pods reads every pod back from the server.
+	pods func() ([]corev1.Pod, error)
+}
+
+// ctlBackends are the simulator (false) and, when srv has one, the
+// protobuf front (true) serving patches too, with the simulator's
+// discovery behind it.
+func ctlBackends(srv *servers) (map[bool]*ctlBackend, error) {
+	out := map[bool]*ctlBackend{false: {backend: srv.sim, pods: func() ([]corev1.Pod, error) { return listJSON(srv.sim.url) }}}
+	f := srv.frontSrv
+	if f == nil {
+		return out, nil
+	}
+	be := *srv.front
+	be.gate = newGate()
+	list, patch, rest := f.Handler(), f.PatchHandler(), srv.simSrv.Handler()
+	mux := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/api/v1/pods":
+			list.ServeHTTP(w, r)
+		case r.Method == http.MethodPatch && strings.HasPrefix(r.URL.Path, "/api/v1/namespaces/"):
+			patch.ServeHTTP(w, r)
+		default: // discovery
+			rest.ServeHTTP(w, r)
+		}
+	})
+	var err error
+	if be.url, err = srv.serve(be.gate.wrap(mux)); err != nil {
+		return nil, err
+	}
+	out[true] = &ctlBackend{backend: &be, pods: func() ([]corev1.Pod, error) {
+		pods := make([]corev1.Pod, 0, len(srv.pods))
+		for _, p := range srv.pods {
+			pod, err := f.Pod(p.Namespace + "/" + p.Name)
+			if err != nil {
+				return nil, err
+			}
+			pods = append(pods, *pod)
+		}
+		return pods, nil
+	}}
+	return out, nil
+}
+
+func listJSON(url string) ([]corev1.Pod, error) {
+	resp, err := http.Get(url + "/api/v1/pods")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var list corev1.PodList
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
 // ctlRunner drives one controller engine process.
 type ctlRunner struct {
-	cfg  *CtlConfig
-	name string
-	be   *backend
-	pods int
-	run  int
-	row  *report.Row
-	p    *proc
-	// lastRound is the round the pods on the server carry (shared by the
-	// pod count's runners).
-	lastRound *string
+	cfg          *CtlConfig
+	name, engine string
+	be           *ctlBackend
+	pods         int
+	run          int
+	row          *report.Row
+	p            *proc
 }
 
 func (c *ctlRunner) call(cmd wire.CtlCommand) (wire.CtlReply, error) {
@@ -168,7 +257,7 @@ func (c *ctlRunner) call(cmd wire.CtlCommand) (wire.CtlReply, error) {
 }
 
 func (c *ctlRunner) runEngine() error {
-	args := []string{"-role=controller", "-engine=" + c.name, "-host=" + c.be.url, "-workers=" + strconv.Itoa(c.cfg.Workers)}
+	args := []string{"-role=controller", "-engine=" + c.engine, "-host=" + c.be.url, "-workers=" + strconv.Itoa(c.cfg.Workers)}
 	logName := fmt.Sprintf("%s-%d-run%d.log", c.name, c.pods, c.run)
 	p, err := startProc(c.cfg.Exe, args, nil, c.cfg.LogDir, logName)
 	if err != nil {
@@ -187,7 +276,7 @@ func (c *ctlRunner) runEngine() error {
 
 func (c *ctlRunner) phases() error {
 	timeout := c.cfg.PhaseTimeout.Seconds()
-	rep, err := c.call(wire.CtlCommand{Op: "sync", ID: *c.lastRound, Keys: c.pods, TimeoutSec: timeout})
+	rep, err := c.call(wire.CtlCommand{Op: "sync", ID: c.be.lastRound, Keys: c.pods, TimeoutSec: timeout})
 	if err != nil {
 		return err
 	}
@@ -229,7 +318,7 @@ func (c *ctlRunner) round(round int) (string, error) {
 			return id, err
 		}
 	}
-	*c.lastRound = id
+	c.be.lastRound = id
 	cpu0 := selfCPU()
 	opened := c.be.gate.open()
 	rep, err := c.call(wire.CtlCommand{Op: "wait", TimeoutSec: c.cfg.PhaseTimeout.Seconds()})
@@ -256,20 +345,15 @@ func (c *ctlRunner) round(round int) (string, error) {
 // verify reads every pod from the server: each carries the last round, and
 // exactly the pods the reconciler patches carry its mark of that round.
 func (c *ctlRunner) verify(round string) error {
-	resp, err := http.Get(c.be.url + "/api/v1/pods")
+	pods, err := c.be.pods()
 	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	var list corev1.PodList
-	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
 		return fmt.Errorf("harness: verify: %w", err)
 	}
-	if len(list.Items) != c.pods {
-		return fmt.Errorf("harness: verify: server holds %d pods, want %d", len(list.Items), c.pods)
+	if len(pods) != c.pods {
+		return fmt.Errorf("harness: verify: server holds %d pods, want %d", len(pods), c.pods)
 	}
 	patched := 0
-	for _, p := range list.Items {
+	for _, p := range pods {
 		ann := p.Annotations
 		want := ""
 		if wire.Patched(p.Name) {

@@ -28,7 +28,8 @@ func TestControllerTiny(t *testing.T) {
 	if len(res.Failures) > 0 {
 		t.Fatalf("failures (logs in %s):\n%s", cfg.LogDir, strings.Join(res.Failures, "\n"))
 	}
-	for _, name := range cfg.Rows {
+	for _, row := range cfg.Rows {
+		name := row.Name
 		r := report.Find(res.Rows, name, pods, 0)
 		if r == nil {
 			t.Fatalf("no result row for %s", name)
@@ -50,10 +51,10 @@ func TestControllerTiny(t *testing.T) {
 		}
 	}
 	var md bytes.Buffer
-	if err := report.WriteControllerMarkdown(&md, res); err != nil {
+	if err := report.WriteControllerMarkdown(&md, res, harness.ControllerPairs()); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## 200 pods: medians", "## 200 pods: ratios kwatch-controller / other"} {
+	for _, want := range []string{"## 200 pods: medians", "## 200 pods: ratios kwatch/controller-runtime"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md.String())
 		}

@@ -32,6 +32,10 @@ type servers struct {
 	sim   *backend
 	front *backend // nil without protobuf rows
 	stop  []func()
+	// simSrv and frontSrv are the servers themselves (frontSrv nil
+	// without protobuf rows), for scenarios that add handlers.
+	simSrv   *sim.Server
+	frontSrv *protofront.Front
 }
 
 func startServers(n, history int, withFront bool) (*servers, error) {
@@ -48,6 +52,7 @@ func startServers(n, history int, withFront bool) (*servers, error) {
 	if got := srv.Stats().Objects["pods"]; got != n {
 		return nil, fmt.Errorf("harness: simulator holds %d pods, want %d", got, n)
 	}
+	s.simSrv = srv
 	s.sim = &backend{gate: newGate(), dropWatches: srv.DropWatches,
 		activeWatches: func() int64 { return srv.Stats().ActiveWatches }}
 	s.sim.update = func(i int, extra map[string]string) error {
@@ -83,6 +88,7 @@ func (s *servers) startFront(srv *sim.Server, history int) error {
 	if err := f.Load(rv, raw); err != nil {
 		return err
 	}
+	s.frontSrv = f
 	s.front = &backend{gate: newGate(), dropWatches: f.DropWatches, activeWatches: f.ActiveWatches}
 	s.front.update = func(i int, extra map[string]string) error {
 		p := s.pods[i%len(s.pods)]

@@ -24,8 +24,8 @@ var CtlMetrics = []Metric{
 }
 
 // WriteControllerMarkdown renders a controller run: medians per pod count
-// and the ratios of the first row (kwatch's) over each of the others.
-func WriteControllerMarkdown(w io.Writer, res *Results) error {
+// and, for each pair (kwatch's row, controller-runtime's), the ratios.
+func WriteControllerMarkdown(w io.Writer, res *Results, pairs [][2]string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# kwatch's controller vs controller-runtime: %s run\n\n", res.Mode)
 	fmt.Fprintf(&b, "Started %s, took %.0f s; %s, %d CPUs. Values are medians over rounds (startup: over processes); ratios are kwatch/controller-runtime.\n\n",
@@ -50,30 +50,7 @@ func WriteControllerMarkdown(w io.Writer, res *Results) error {
 			b.WriteString("\n")
 		}
 		b.WriteString("\nIn parentheses: number of samples.\n")
-		if len(names) < 2 {
-			continue
-		}
-		fmt.Fprintf(&b, "\n## %d pods: ratios %s / other\n\n| metric | better | %s |\n|---|---|%s\n", n, names[0],
-			strings.Join(names[1:], " | "), strings.Repeat("---|", len(names)-1))
-		k := Find(res.Rows, names[0], n, 0)
-		for _, m := range CtlMetrics {
-			better := "lower"
-			if m.Higher {
-				better = "higher"
-			}
-			fmt.Fprintf(&b, "| %s | %s |", m.Title, better)
-			for _, name := range names[1:] {
-				o := Find(res.Rows, name, n, 0)
-				kv, ok1 := k.Median[m.Key]
-				ov, ok2 := o.Median[m.Key]
-				cell := "–"
-				if ok1 && ok2 && ov != 0 {
-					cell = fmtNum(kv/ov) + "x"
-				}
-				b.WriteString(" " + cell + " |")
-			}
-			b.WriteString("\n")
-		}
+		writeCtlRatios(&b, res, n, pairs)
 	}
 	if len(res.Failures) > 0 {
 		b.WriteString("\n## Failures\n\n")
@@ -83,4 +60,39 @@ func WriteControllerMarkdown(w io.Writer, res *Results) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func writeCtlRatios(b *strings.Builder, res *Results, pods int, pairs [][2]string) {
+	var cols [][2]*Row
+	for _, p := range pairs {
+		k, o := Find(res.Rows, p[0], pods, 0), Find(res.Rows, p[1], pods, 0)
+		if k != nil && o != nil {
+			cols = append(cols, [2]*Row{k, o})
+		}
+	}
+	if len(cols) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n## %d pods: ratios kwatch/controller-runtime\n\n| metric | better |", pods)
+	for _, c := range cols {
+		fmt.Fprintf(b, " %s / %s |", c[0].Name, c[1].Name)
+	}
+	fmt.Fprintf(b, "\n|---|---|%s\n", strings.Repeat("---|", len(cols)))
+	for _, m := range CtlMetrics {
+		better := "lower"
+		if m.Higher {
+			better = "higher"
+		}
+		fmt.Fprintf(b, "| %s | %s |", m.Title, better)
+		for _, c := range cols {
+			kv, ok1 := c[0].Median[m.Key]
+			ov, ok2 := c[1].Median[m.Key]
+			cell := "–"
+			if ok1 && ok2 && ov != 0 {
+				cell = fmtNum(kv/ov) + "x"
+			}
+			b.WriteString(" " + cell + " |")
+		}
+		b.WriteString("\n")
+	}
 }
