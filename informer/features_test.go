@@ -136,6 +136,9 @@ func TestRunReturnsAllGoroutines(t *testing.T) {
 	loadPods(t, h.Server, 5)
 	opts := simOptions(t, h.URL, ListAuto)
 	opts.ResyncPeriod = time.Hour
+	// Earlier tests' informers may still be winding down their goroutines.
+	require.Eventually(t, func() bool { return len(engineGoroutines()) == 0 }, waitLong, tick,
+		"goroutines left by earlier tests: %v", engineGoroutines())
 	inf, err := New(opts)
 	require.NoError(t, err)
 	require.Empty(t, engineGoroutines(), "New starts no goroutine")

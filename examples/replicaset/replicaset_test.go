@@ -22,8 +22,8 @@ import (
 )
 
 const (
-	waitLong = 30 * time.Second
-	tick     = 10 * time.Millisecond
+	waitLong = time.Minute
+	tick     = 20 * time.Millisecond
 )
 
 func newRS(name string, replicas int32, image string) *replicaset.ReplicaSet {
@@ -82,8 +82,12 @@ func TestReplicaSetController(t *testing.T) {
 		require.NoError(t, <-done)
 	}()
 
-	rss := client.For[*replicaset.ReplicaSet](c, kube.ReplicaSets, client.Options{})
-	pods := client.For[*replicaset.Pod](c, kube.Pods, client.Options{})
+	// The test's own reads poll the server: a client of their own, without
+	// a rate limit, so they never wait behind the controller's requests.
+	tc, err := kube.NewClient(&kube.Config{Host: h.URL, QPS: -1})
+	require.NoError(t, err)
+	rss := client.For[*replicaset.ReplicaSet](tc, kube.ReplicaSets, client.Options{})
+	pods := client.For[*replicaset.Pod](tc, kube.Pods, client.Options{})
 	_, err = rss.Create(ctx, newRS("web", 3, "nginx:1"), client.CreateOptions{})
 	require.NoError(t, err)
 	converges := func(want []string, what string) {
@@ -106,7 +110,7 @@ func TestReplicaSetController(t *testing.T) {
 			Name string `json:"name"`
 		} `json:"involvedObject"`
 	}
-	evs := client.For[*event](c, kube.Events, client.Options{})
+	evs := client.For[*event](tc, kube.Events, client.Options{})
 	require.Eventually(t, func() bool {
 		page, err := evs.List(ctx, "demo", watch.ListOptions{})
 		require.NoError(t, err)
