@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/kwatch/kwatch/events"
 	"github.com/kwatch/kwatch/informer"
 	"github.com/kwatch/kwatch/kube"
+	"github.com/kwatch/kwatch/leader"
 	"github.com/kwatch/kwatch/metrics"
 	"github.com/kwatch/kwatch/store"
 	"github.com/kwatch/kwatch/watch"
@@ -38,6 +40,15 @@ type ManagerOptions struct {
 	// manager starts (list mode, timeouts, backoff); the identity fields
 	// (client, resource, namespace, selectors) are the manager's.
 	InformerOptions func(res kube.Resource) InformerTuning
+	// LeaderElection, if set, makes Run campaign for its Lease: the caches
+	// fill at once, the controllers start only once this process leads,
+	// are cancelled (and their reconciles drained) when leadership is lost,
+	// and the Lease is released after they stopped. Client, Logger and
+	// Metrics default to the manager's. Nil runs the controllers at once.
+	// In-flight reconciles of a leader that lost its Lease may go on for
+	// ShutdownTimeout: keep it under LeaseDuration - RenewDeadline, the
+	// margin before another replica can lead (package leader's doc.go).
+	LeaderElection *leader.Config
 }
 
 // InformerTuning are the informer options a manager lets callers set.
@@ -59,6 +70,8 @@ type Manager struct {
 	opts ManagerOptions
 	log  *slog.Logger
 	reg  informer.Registry
+	// elector runs for ManagerOptions.LeaderElection's Lease; nil without.
+	elector *leader.Elector
 
 	mu          sync.Mutex
 	caches      map[cacheKey]*cacheEntry // guarded by mu
@@ -95,7 +108,18 @@ func NewManager(c *kube.Client, opts ManagerOptions) (*Manager, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Manager{c: c, opts: opts, log: log, caches: map[cacheKey]*cacheEntry{}}, nil
+	m := &Manager{c: c, opts: opts, log: log, caches: map[cacheKey]*cacheEntry{}}
+	if le := opts.LeaderElection; le != nil {
+		cfg := *le
+		cfg.Client = cmp.Or(cfg.Client, c)
+		cfg.Logger = cmp.Or(cfg.Logger, log)
+		cfg.Metrics = cmp.Or(cfg.Metrics, opts.Metrics)
+		var err error
+		if m.elector, err = leader.New(cfg); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
 }
 
 // Client is the manager's connection, for writes (package client) and
@@ -193,7 +217,10 @@ func Index[T watch.Object](m *Manager, res kube.Resource, name string, fn store.
 // Then it shuts down in order: controllers stop taking work and let
 // in-flight reconciles finish within ShutdownTimeout, then the informers
 // stop. It returns after every goroutine it started has ended, with the
-// controllers' and informers' errors joined. A Manager runs once.
+// controllers' and informers' errors joined. With LeaderElection the
+// controllers run only while this process leads (the informers from the
+// start), and a lost lease ends Run with an error wrapping leader.ErrLost.
+// A Manager runs once.
 func (m *Manager) Run(ctx context.Context) error {
 	m.mu.Lock()
 	if m.running {
@@ -216,20 +243,30 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 
 	// A controller that fails stops the others: the manager is one unit.
-	runCtx, stopRun := context.WithCancel(ctx)
-	defer stopRun()
 	errs := make([]error, len(ctls))
-	var wg sync.WaitGroup
-	for i, c := range ctls {
-		wg.Go(func() {
-			if errs[i] = c.run(runCtx); errs[i] != nil {
-				m.log.Error("controller failed; stopping the manager", "controller", c.name, "error", errs[i])
-				stopRun()
-			}
-		})
+	runControllers := func(ctx context.Context) {
+		runCtx, stopRun := context.WithCancel(ctx)
+		defer stopRun()
+		var wg sync.WaitGroup
+		for i, c := range ctls {
+			wg.Go(func() {
+				if errs[i] = c.run(runCtx); errs[i] != nil {
+					m.log.Error("controller failed; stopping the manager", "controller", c.name, "error", errs[i])
+					stopRun()
+				}
+			})
+		}
+		<-runCtx.Done()
+		wg.Wait()
 	}
-	<-runCtx.Done()
-	wg.Wait()
+	if m.elector != nil {
+		// The controllers run while this process leads; a lost lease ends
+		// Run with leader.ErrLost, after they stopped.
+		lerr := m.elector.Run(ctx, runControllers)
+		errs = append(errs, lerr)
+	} else {
+		runControllers(ctx)
+	}
 	m.log.Info("controllers stopped; stopping informers")
 	stopInformers()
 	recWG.Wait()
