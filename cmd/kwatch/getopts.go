@@ -130,7 +130,7 @@ func addGetFlags(fs *pflag.FlagSet, o *getOptions) {
 	fs.BoolVar(&o.conn.insecure, "insecure-skip-tls-verify", false, "do not verify the server's certificate (insecure)")
 	o.requestTimeout = defaultRequestTimeout
 	fs.Var(timeoutValue{&o.requestTimeout}, "request-timeout",
-		"how long to wait for the server: 3 (seconds), 1m, 0 for no bound (default: 30s before the first sync)")
+		"how long to wait for the server before the first sync (given, also each request): 3 (seconds), 1m, 0 for no bound")
 	fs.Lookup("request-timeout").DefValue = "30s"
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz on this address, e.g. 127.0.0.1:9090")
 	fs.IntVarP(&o.verbosity, "v", "v", 0, "log level: 2 informer events, 4 retries and reconnects, 6 requests, 7 request headers")
