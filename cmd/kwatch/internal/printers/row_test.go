@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -115,4 +116,32 @@ func BenchmarkServerRowDecode(b *testing.B) {
 			}
 		})
 	}
+}
+
+var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+func TestAge(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0s"},
+		{5 * time.Second, "5s"},
+		{119 * time.Second, "119s"},
+		{3*time.Minute + 2*time.Second, "3m2s"},
+		{5 * time.Minute, "5m"},
+		{42 * time.Minute, "42m"},
+		{4 * time.Hour, "4h"},
+		{4*time.Hour + 10*time.Minute, "4h10m"},
+		{20 * time.Hour, "20h"},
+		{50 * time.Hour, "2d2h"},
+		{48 * time.Hour, "2d"},
+		{30 * 24 * time.Hour, "30d"},
+		{-time.Second / 2, "0s"},
+	}
+	for _, tt := range tests {
+		got := Age(now.Add(-tt.d), now)
+		require.Equal(t, tt.want, got, "Age(now-%s): got %q, want %q", tt.d, got, tt.want)
+	}
+	require.Equal(t, "<unknown>", Age(time.Time{}, now), "zero time")
 }
