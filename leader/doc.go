@@ -57,6 +57,10 @@
 //     plus the margin wanted (the record's leaseDurationSeconds, written
 //     by the leader, is what the others wait for).
 //
+// Deleting a held Lease voids the guarantee, as with client-go: a
+// candidate creates a missing Lease at once, and the leader notices only
+// at its next renew (then it stops leading).
+//
 // Nothing fences writes the old leader already sent: a request in flight
 // when its context is cancelled may still land. Code that needs more puts
 // the Lease's resourceVersion or holder in its own writes.

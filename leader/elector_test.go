@@ -276,3 +276,22 @@ func TestRunErrors(t *testing.T) {
 		require.False(t, errors.Is(a.stop(), ErrLost))
 	})
 }
+
+// TestDeletedLeaseEndsLeadership: a leader whose Lease is deleted stops
+// leading at its next renew rather than recreating it.
+func TestDeletedLeaseEndsLeadership(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t)
+		t0 := time.Now()
+		a := c.runCandidate("a", nil)
+		time.Sleep(3 * time.Second)
+		_, err := c.srv.Delete("leases.coordination.k8s.io", testNS, testName)
+		require.NoError(t, err)
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		_, stopped := a.times()
+		require.Equal(t, []time.Time{t0.Add(4 * time.Second)}, stopped, "the renew at t0+4s finds no lease")
+		require.ErrorIs(t, <-a.done, ErrLost)
+		a.done <- nil
+	})
+}

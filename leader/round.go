@@ -15,7 +15,8 @@ var (
 	// errHeld: another candidate holds the Lease and its claim has not
 	// expired by this candidate's clock.
 	errHeld = errors.New("leader: the lease is held by another candidate")
-	// errTaken: the leader read the Lease and found another holder.
+	// errTaken: the leader read the Lease and found another holder, or
+	// no Lease at all.
 	errTaken = errors.New("leader: another candidate holds the lease")
 )
 
@@ -38,7 +39,12 @@ func (e *Elector) round(ctx context.Context, leading bool) error {
 		e.observe(cur, time.Now())
 	}
 	obs := e.observed()
-	if leading && obs.exists && obs.rec.holder != id {
+	switch {
+	case leading && !obs.exists:
+		// Someone deleted the Lease; another candidate may have created
+		// it again already. Either way this claim is gone.
+		return fmt.Errorf("%w: the lease was deleted", errTaken)
+	case leading && obs.rec.holder != id:
 		return fmt.Errorf("%w: %q", errTaken, obs.rec.holder)
 	}
 	rec, v := decideAt(obs, id, e.cfg.LeaseDuration, time.Now())
