@@ -218,25 +218,14 @@ loop:
 			break loop
 		case <-next.C:
 		}
-		start := time.Now()
-		rctx, cancel := context.WithDeadline(renewCtx, deadline)
-		err := e.round(rctx, true)
-		cancel()
-		switch {
-		case err == nil:
-			deadline = start.Add(e.cfg.RenewDeadline)
+		renewed, err := e.renew(renewCtx, deadline)
+		if err != nil {
+			lostErr = err
+			break loop
+		}
+		if !renewed.Equal(deadline) {
+			deadline = renewed
 			lost.Reset(time.Until(deadline))
-		case errors.Is(err, errTaken):
-			e.m.renewFailures.Inc()
-			lostErr = fmt.Errorf("%w: %w", ErrLost, err)
-			break loop
-		case !time.Now().Before(deadline):
-			e.m.renewFailures.Inc()
-			lostErr = fmt.Errorf("%w: no renew succeeded within the renew deadline %v (last: %w)", ErrLost, e.cfg.RenewDeadline, err)
-			break loop
-		default:
-			e.m.renewFailures.Inc()
-			e.log.Warn("renew failed; retrying until the renew deadline", "error", err, "deadline", deadline)
 		}
 		next.Reset(e.cfg.RetryPeriod)
 	}
@@ -252,4 +241,28 @@ loop:
 	e.release(renewCtx)
 	e.setState(Released)
 	return nil
+}
+
+// renew is one renew round, bounded by the current renew deadline. It
+// returns the deadline after it (moved to a renew deadline past the
+// round's start if it renewed), or an error wrapping ErrLost when
+// leadership is over: another holder was seen, or the deadline passed.
+func (e *Elector) renew(ctx context.Context, deadline time.Time) (time.Time, error) {
+	start := time.Now()
+	rctx, cancel := context.WithDeadline(ctx, deadline)
+	err := e.round(rctx, true)
+	cancel()
+	switch {
+	case err == nil:
+		return start.Add(e.cfg.RenewDeadline), nil
+	case errors.Is(err, errTaken):
+		e.m.renewFailures.Inc()
+		return deadline, fmt.Errorf("%w: %w", ErrLost, err)
+	case !time.Now().Before(deadline):
+		e.m.renewFailures.Inc()
+		return deadline, fmt.Errorf("%w: no renew succeeded within the renew deadline %v (last: %w)", ErrLost, e.cfg.RenewDeadline, err)
+	}
+	e.m.renewFailures.Inc()
+	e.log.Warn("renew failed; retrying until the renew deadline", "error", err, "deadline", deadline)
+	return deadline, nil
 }

@@ -295,3 +295,18 @@ func TestDeletedLeaseEndsLeadership(t *testing.T) {
 		a.done <- nil
 	})
 }
+
+// TestLeadReturningReleases: a leading function that returns by itself
+// ends the leadership as a cancel does: Run releases and returns nil.
+func TestLeadReturningReleases(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t)
+		kc, _ := c.connect("a")
+		e, err := New(testConfig(kc, "a"))
+		require.NoError(t, err)
+		require.NoError(t, e.Run(t.Context(), func(context.Context) { time.Sleep(5 * time.Second) }))
+		require.Equal(t, Released, e.State())
+		require.Equal(t, "", recordOf(c.lease().Spec).holder)
+		require.Equal(t, "", e.Leader())
+	})
+}
