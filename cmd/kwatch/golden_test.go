@@ -159,6 +159,12 @@ func TestGoldenKubectl(t *testing.T) {
 		{"pods", "-n", "demo", "-o", "custom-columns-file=" + ccFile},
 		{"pods", "-n", "demo", "-o", "custom-columns=NAME:.metadata.name", "--sort-by=.spec.nodeName"},
 		{"pods,namespaces", "-n", "demo", "-o", "custom-columns=KIND:.kind,NAME:.metadata.name"},
+		{"pods,namespaces", "-n", "demo", "-o", "jsonpath={.items[*].metadata.name}"},
+		{"pods,namespaces", "-n", "demo", "-o", "json"},
+		{"pods,namespaces", "-n", "demo", "-o", "yaml"},
+		{"pods,namespaces", "-n", "demo", "-o", "name", "--sort-by=.metadata.name"},
+		{"pods,namespaces", "-n", "demo", "-o", "jsonpath={.items[*].metadata.name}", "--sort-by=.metadata.name"},
+		{"pods,deployments", "-n", "demo", "-o", "name"},
 		// Errors and --ignore-not-found.
 		{"pods", "nope", "-n", "demo"},
 		{"pods", "web-1", "nope", "-n", "demo", "-o", "name"},
