@@ -37,8 +37,9 @@ const leaderStep = 30 * time.Second
 // same Lease, same 4 s / 3 s / 500 ms timing. The leader is stopped in
 // turn: the kwatch process killed with SIGKILL (no release: the other
 // side must wait for the lease to expire), client-go cancelled with
-// ReleaseOnCancel, the kwatch process sent SIGTERM (it releases), each
-// time with a fresh candidate started on the stopped side. Each side's
+// ReleaseOnCancel and without, the kwatch process sent SIGTERM (it
+// releases), each time with a fresh candidate started on the stopped
+// side. Each side's
 // leading intervals (from its leading callback to the end of its leading
 // context; a killed process's ends when it is seen gone) must never
 // overlap, and failover times are logged.
@@ -49,7 +50,7 @@ func testLeaderAgainstClientGo(t T, e *Env) {
 
 	k1 := startCandidateProc(t, cfg, e.NS, leaderLease, "kwatch-1", tl)
 	waitLeader(t, e, tl, "kwatch-1")
-	g1 := startClientGo(t, e, goCfg, "client-go-1", tl)
+	g1 := startClientGo(t, e, goCfg, "client-go-1", true, tl)
 	time.Sleep(2 * electLease) // both campaign; kwatch-1 keeps renewing
 	requireLeader(t, tl, "kwatch-1")
 
@@ -69,7 +70,7 @@ func testLeaderAgainstClientGo(t T, e *Env) {
 	since = waitLeader(t, e, tl, "kwatch-2")
 	t.Logf("handover after client-go released the lease: %v (retry period %v)", since.Sub(released).Round(time.Millisecond), electRetry)
 
-	g2 := startClientGo(t, e, goCfg, "client-go-2", tl)
+	g2 := startClientGo(t, e, goCfg, "client-go-2", false, tl)
 	time.Sleep(2 * electLease)
 	requireLeader(t, tl, "kwatch-2")
 	killed = k2.kill(syscall.SIGKILL)
@@ -78,11 +79,14 @@ func testLeaderAgainstClientGo(t T, e *Env) {
 
 	k3 := startCandidateProc(t, cfg, e.NS, leaderLease, "kwatch-3", tl)
 	time.Sleep(electLease)
-	released = g2.stop()
+	stopped := g2.stop() // without release: kwatch-3 waits for the lease to expire
 	since = waitLeader(t, e, tl, "kwatch-3")
-	t.Logf("handover after client-go released the lease: %v", since.Sub(released).Round(time.Millisecond))
+	t.Logf("failover after client-go stopped without releasing: %v", since.Sub(stopped).Round(time.Millisecond))
+	if since.Sub(stopped) < electLease-electRenew {
+		t.Errorf("kwatch took over %v after client-go stopped, before the lease could expire", since.Sub(stopped))
+	}
 
-	g3 := startClientGo(t, e, goCfg, "client-go-3", tl)
+	g3 := startClientGo(t, e, goCfg, "client-go-3", true, tl)
 	time.Sleep(electLease)
 	released = k3.kill(syscall.SIGTERM)
 	since = waitLeader(t, e, tl, "client-go-3")
@@ -150,7 +154,7 @@ type clientGoCandidate struct {
 	done   chan struct{} // closed once Run and the leading callback returned
 }
 
-func startClientGo(t T, e *Env, cfg *rest.Config, id string, tl *timeline) *clientGoCandidate {
+func startClientGo(t T, e *Env, cfg *rest.Config, id string, release bool, tl *timeline) *clientGoCandidate {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -169,7 +173,7 @@ func startClientGo(t T, e *Env, cfg *rest.Config, id string, tl *timeline) *clie
 		Lock: &resourcelock.LeaseLock{LeaseMeta: metav1.ObjectMeta{Namespace: e.NS, Name: leaderLease},
 			Client: cs.CoordinationV1(), LockConfig: resourcelock.ResourceLockConfig{Identity: id}},
 		LeaseDuration: electLease, RenewDeadline: electRenew, RetryPeriod: electRetry,
-		ReleaseOnCancel: true, Name: id,
+		ReleaseOnCancel: release, Name: id,
 		Callbacks: leaderelection.LeaderCallbacks{
 			// Leadership ends when ctx does: client-go cancels it before it
 			// releases the Lease, and before Run returns.
