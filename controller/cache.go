@@ -27,7 +27,12 @@ type Reader[T watch.Object] struct {
 // is copied with it; any other T through a JSON round trip, which costs
 // about as much as decoding the object.
 func Cache[T watch.Object](m *Manager, res kube.Resource) (*Reader[T], error) {
-	inf, err := Informer[T](m, res)
+	return CacheIn[T](m, res, Scope{})
+}
+
+// CacheIn is Cache for the cache of res in scope (a namespace, selectors).
+func CacheIn[T watch.Object](m *Manager, res kube.Resource, scope Scope) (*Reader[T], error) {
+	inf, err := InformerIn[T](m, res, scope)
 	if err != nil {
 		return nil, err
 	}

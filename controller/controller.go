@@ -30,6 +30,9 @@ type Config[P watch.Object] struct {
 	// For is the primary resource: a change of one of its objects enqueues
 	// the object's key. Required.
 	For kube.Resource
+	// ForScope narrows the primary objects to a namespace and selectors;
+	// the zero Scope is the manager's.
+	ForScope Scope
 	// Predicates filter the changes of the primary objects that enqueue.
 	Predicates []Predicate[P]
 	// Owns and Watches are the other sources of keys (see Owns and
@@ -96,7 +99,7 @@ func New[P watch.Object](m *Manager, cfg Config[P]) (*Controller, error) {
 		return nil, err
 	}
 	c.runner = runner
-	sources := append([]Source{forSource(cfg.For, cfg.Predicates)}, cfg.Owns...)
+	sources := append([]Source{forSource(cfg.For, cfg.ForScope, cfg.Predicates)}, cfg.Owns...)
 	sources = append(sources, cfg.Watches...)
 	for _, s := range sources {
 		synced, err := s.start(m, cfg.For, runner.Add)

@@ -418,3 +418,37 @@ func TestIndexedCacheReads(t *testing.T) {
 	_, err = cms.ByIndex(context.Background(), "nope", "x")
 	require.Error(t, err)
 }
+
+func TestScopedCachesAreTheirOwnInformers(t *testing.T) {
+	h, c := start(t)
+	require.NoError(t, h.Server.EnsureNamespace("other"))
+	for _, o := range []string{`{"metadata":{"namespace":"demo","name":"a","labels":{"tier":"web"}}}`,
+		`{"metadata":{"namespace":"demo","name":"b","labels":{"tier":"db"}}}`,
+		`{"metadata":{"namespace":"other","name":"c","labels":{"tier":"web"}}}`} {
+		_, err := h.Server.Create("configmaps", []byte(o))
+		require.NoError(t, err)
+	}
+	m, err := controller.NewManager(c, controller.ManagerOptions{Logger: quiet(), Namespace: "demo"})
+	require.NoError(t, err)
+	all, err := controller.Cache[*Obj](m, kube.ConfigMaps)
+	require.NoError(t, err)
+	web, err := controller.CacheIn[*Obj](m, kube.ConfigMaps, controller.Scope{LabelSelector: "tier=web"})
+	require.NoError(t, err)
+	other, err := controller.CacheIn[*Obj](m, kube.ConfigMaps, controller.Scope{Namespace: "other"})
+	require.NoError(t, err)
+	run(t, m)
+	names := func(r *controller.Reader[*Obj]) []string {
+		objs, err := r.List(context.Background(), controller.ListOptions{})
+		require.NoError(t, err)
+		var out []string
+		for _, o := range objs {
+			out = append(out, o.Namespace+"/"+o.Name)
+		}
+		return out
+	}
+	require.Equal(t, []string{"demo/a", "demo/b"}, names(all), "the manager's namespace")
+	require.Equal(t, []string{"demo/a"}, names(web), "the selector, in the manager's namespace")
+	require.Equal(t, []string{"other/c"}, names(other))
+	require.Eventually(t, func() bool { return h.Server.Stats().ActiveWatches == 3 }, waitLong, tick, "three informers")
+	require.Len(t, m.Health(), 3)
+}

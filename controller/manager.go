@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -82,8 +83,32 @@ type Manager struct {
 }
 
 type cacheKey struct {
-	typ reflect.Type
-	res string
+	typ   reflect.Type
+	res   string
+	scope Scope
+}
+
+// Scope narrows a cache to a namespace and selectors. The zero Scope is the
+// manager's: ManagerOptions.Namespace, no selectors. Caches of the same
+// type and resource in different scopes are different informers (each its
+// own list and watch).
+type Scope struct {
+	// Namespace overrides ManagerOptions.Namespace when not empty.
+	Namespace     string
+	LabelSelector string
+	FieldSelector string
+}
+
+// resolve fills the manager's namespace into an empty one.
+func (m *Manager) resolve(sc Scope) Scope {
+	if sc.Namespace == "" {
+		sc.Namespace = m.opts.Namespace
+	}
+	return sc
+}
+
+func (m *Manager) keyOf(typ reflect.Type, res kube.Resource, sc Scope) cacheKey {
+	return cacheKey{typ: typ, res: res.GroupVersion() + "/" + res.Resource, scope: m.resolve(sc)}
 }
 
 type cacheEntry struct {
@@ -149,13 +174,19 @@ func (m *Manager) Recorder(component string) (*events.Recorder, error) {
 // on first use; the manager's Run starts it (at once when Run is already
 // running). Every caller asking for the same T and resource shares it.
 func Informer[T watch.Object](m *Manager, res kube.Resource) (*informer.Informer[T], error) {
-	key := cacheKey{typ: reflect.TypeFor[T](), res: res.GroupVersion() + "/" + res.Resource}
+	return InformerIn[T](m, res, Scope{})
+}
+
+// InformerIn is Informer for the cache of res in scope.
+func InformerIn[T watch.Object](m *Manager, res kube.Resource, scope Scope) (*informer.Informer[T], error) {
+	key := m.keyOf(reflect.TypeFor[T](), res, scope)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if e, ok := m.caches[key]; ok {
 		return e.inf.(*informer.Informer[T]), nil
 	}
-	opts := informer.Options[T]{Client: m.c, Resource: res, Namespace: m.opts.Namespace,
+	opts := informer.Options[T]{Client: m.c, Resource: res, Namespace: key.scope.Namespace,
+		LabelSelector: key.scope.LabelSelector, FieldSelector: key.scope.FieldSelector,
 		Logger: m.log.With("resource", res.String())}
 	if ix, ok := m.indexers[key]; ok {
 		opts.Indexers = ix.(map[string]store.IndexFunc[T])
@@ -171,6 +202,9 @@ func Informer[T watch.Object](m *Manager, res kube.Resource) (*informer.Informer
 		return nil, err
 	}
 	name := res.String()
+	if sc := key.scope; sc != (Scope{Namespace: m.opts.Namespace}) {
+		name = fmt.Sprintf("%s [%s]", name, sc)
+	}
 	for _, e := range m.caches {
 		if e.name == name { // another type of the same resource
 			name = fmt.Sprintf("%s (%v)", res, key.typ)
@@ -192,7 +226,12 @@ func Informer[T watch.Object](m *Manager, res kube.Resource) (*informer.Informer
 // fixed when it is built. fn sees every object the informer keeps; it
 // must be cheap and must not change the object.
 func Index[T watch.Object](m *Manager, res kube.Resource, name string, fn store.IndexFunc[T]) error {
-	key := cacheKey{typ: reflect.TypeFor[T](), res: res.GroupVersion() + "/" + res.Resource}
+	return IndexIn(m, res, Scope{}, name, fn)
+}
+
+// IndexIn is Index for the cache of res in scope.
+func IndexIn[T watch.Object](m *Manager, res kube.Resource, scope Scope, name string, fn store.IndexFunc[T]) error {
+	key := m.keyOf(reflect.TypeFor[T](), res, scope)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.caches[key]; ok {
@@ -304,4 +343,19 @@ func (m *Manager) Health() []InformerHealth {
 		out = append(out, InformerHealth{Name: e.name, Health: e.health()})
 	}
 	return out
+}
+
+// String is "namespace=x,labels=y,fields=z" with the empty parts left out.
+func (sc Scope) String() string {
+	var parts []string
+	if sc.Namespace != "" {
+		parts = append(parts, "namespace="+sc.Namespace)
+	}
+	if sc.LabelSelector != "" {
+		parts = append(parts, "labels="+sc.LabelSelector)
+	}
+	if sc.FieldSelector != "" {
+		parts = append(parts, "fields="+sc.FieldSelector)
+	}
+	return strings.Join(parts, ",")
 }

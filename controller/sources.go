@@ -39,20 +39,31 @@ func Owns[T watch.Object](res kube.Resource, preds ...Predicate[T]) Source {
 	return &source[T]{res: res, preds: preds, owned: true}
 }
 
+// OwnsIn is Owns for the objects of res in scope.
+func OwnsIn[T watch.Object](res kube.Resource, scope Scope, preds ...Predicate[T]) Source {
+	return &source[T]{res: res, scope: scope, preds: preds, owned: true}
+}
+
 // Watches watches objects of res and enqueues the keys mapFn returns for
 // each change (old and new object both mapped on an update).
 func Watches[T watch.Object](res kube.Resource, mapFn func(T) []Key, preds ...Predicate[T]) Source {
 	return &source[T]{res: res, preds: preds, mapFn: mapFn}
 }
 
+// WatchesIn is Watches for the objects of res in scope.
+func WatchesIn[T watch.Object](res kube.Resource, scope Scope, mapFn func(T) []Key, preds ...Predicate[T]) Source {
+	return &source[T]{res: res, scope: scope, preds: preds, mapFn: mapFn}
+}
+
 // forSource is the controller's primary resource: a change enqueues the
 // object's own key.
-func forSource[T watch.Object](res kube.Resource, preds []Predicate[T]) *source[T] {
-	return &source[T]{res: res, preds: preds, mapFn: func(obj T) []Key { return []Key{KeyOf(obj)} }}
+func forSource[T watch.Object](res kube.Resource, scope Scope, preds []Predicate[T]) *source[T] {
+	return &source[T]{res: res, scope: scope, preds: preds, mapFn: func(obj T) []Key { return []Key{KeyOf(obj)} }}
 }
 
 type source[T watch.Object] struct {
 	res   kube.Resource
+	scope Scope
 	preds []Predicate[T]
 	mapFn func(T) []Key // nil for an owned source
 	owned bool
@@ -76,7 +87,7 @@ func (s *source[T]) start(m *Manager, primary kube.Resource, enqueue func(Key)) 
 		}
 		s.mapFn = func(obj T) []Key { return controllerOf(obj, primary) }
 	}
-	inf, err := Informer[T](m, s.res)
+	inf, err := InformerIn[T](m, s.res, s.scope)
 	if err != nil {
 		return nil, err
 	}
