@@ -14,9 +14,11 @@
 //	mgr.Run(ctx)
 //
 // Guarantees:
-//   - One informer per (object type, resource) in a manager, shared by
-//     every controller and reader; the manager's one kube.Client (one
-//     identity, one cluster) and its token bucket serve them all.
+//   - One informer per (object type, resource, Scope) in a manager, shared
+//     by every controller and reader; the manager's one kube.Client (one
+//     identity, one cluster) and its token bucket serve them all. A Scope
+//     (namespace, label and field selectors) narrows a cache; the zero
+//     Scope is the manager's namespace.
 //   - A controller's workers start only after every informer it uses has
 //     synced: a reconcile never runs against a half-filled cache.
 //   - Owns maps an owned object to its controlling owner from the object's
