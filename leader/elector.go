@@ -218,6 +218,10 @@ loop:
 			break loop
 		case <-next.C:
 		}
+		if !time.Now().Before(deadline) { // both timers fired: no round can help
+			lostErr = fmt.Errorf("%w: no renew succeeded within the renew deadline %v", ErrLost, e.cfg.RenewDeadline)
+			break loop
+		}
 		renewed, err := e.renew(renewCtx, deadline)
 		if err != nil {
 			lostErr = err

@@ -115,7 +115,8 @@ func TestCutOffLeaderStopsFirst(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				c := newCluster(t)
 				t0 := time.Now()
-				a := c.runCandidate("a", nil)
+				reg := metrics.NewRegistry()
+				a := c.runCandidate("a", func(cfg *Config) { cfg.Metrics = reg })
 				time.Sleep(time.Second)
 				b := c.runCandidate("b", nil)
 				time.Sleep(4 * time.Second) // renews at t0+2s and t0+4s
@@ -130,6 +131,10 @@ func TestCutOffLeaderStopsFirst(t *testing.T) {
 				require.ErrorIs(t, err, ErrLost)
 				a.done <- nil
 				require.Equal(t, Lost, a.e.State())
+				// Frozen: the round at t0+6s hangs until the deadline. Cut:
+				// the rounds at t0+6s, 8s, 10s and 12s are refused.
+				wantFailures := map[bool]float64{true: 1, false: 4}[freeze]
+				require.Equal(t, wantFailures, metricstest.Scrape(t, reg)[`kwatch_leader_renew_failures_total{lease="demo/leader"}`])
 
 				acquired, _ := b.times()
 				require.Len(t, acquired, 1)
