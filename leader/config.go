@@ -21,6 +21,9 @@ const (
 // every other field has the default its comment names.
 type Config struct {
 	// Client is the connection the Lease is read and written on. Required.
+	// Renews wait for its token bucket like every other request: a client
+	// of its own keeps them from queueing behind a busy controller's
+	// requests, as the renew deadline does not wait.
 	Client *kube.Client
 	// Namespace of the Lease; "" means "default".
 	Namespace string
