@@ -133,6 +133,12 @@ func TestReplicaSetController(t *testing.T) {
 	_, err = rss.Patch(ctx, "demo", "web", client.MergePatch,
 		[]byte(`{"spec":{"template":{"spec":{"containers":[{"name":"main","image":"nginx:2"}]}}}}`), client.PatchOptions{})
 	require.NoError(t, err)
+	// The controller has seen the new template once it reports its
+	// generation; a pod deleted before that may be replaced from the old one.
+	require.Eventually(t, func() bool {
+		rs, err := rss.Get(ctx, "demo", "web", client.GetOptions{})
+		return err == nil && rs.Generation > 1 && rs.Status.ObservedGeneration == rs.Generation
+	}, waitLong, tick, "the controller saw the template change")
 	page, err := pods.List(ctx, "demo", watch.ListOptions{LabelSelector: "app=web"})
 	require.NoError(t, err)
 	require.Len(t, page.Items, 1)

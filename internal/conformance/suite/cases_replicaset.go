@@ -105,16 +105,18 @@ func testReplicaSetController(t T, e *Env) {
 	_, err = rss.Patch(e.Ctx, e.NS, "web", client.StrategicMergePatch, patch, client.PatchOptions{})
 	require.NoError(t, err)
 	converge(n("nginx:1", 1), "a template change leaves the running pod")
-	page, err := pods.List(e.Ctx, e.NS, watch.ListOptions{LabelSelector: "app=web"})
-	require.NoError(t, err)
-	require.Len(t, page.Items, 1)
-	require.NoError(t, pods.Delete(e.Ctx, e.NS, page.Items[0].Name, client.DeleteOptions{}))
-	converge(n("nginx:2", 1), "the deleted pod is replaced from the new template")
+	// The controller has seen the new template once it reports its
+	// generation; a pod deleted before that may be replaced from the old one.
 	eventually(t, e, rsConverge, "observedGeneration follows the template change", func() bool {
 		got, err := rss.Get(e.Ctx, e.NS, "web", client.GetOptions{})
 		require.NoError(t, err)
 		return got.Status.ObservedGeneration == got.Generation && got.Generation > 1
 	})
+	page, err := pods.List(e.Ctx, e.NS, watch.ListOptions{LabelSelector: "app=web"})
+	require.NoError(t, err)
+	require.Len(t, page.Items, 1)
+	require.NoError(t, pods.Delete(e.Ctx, e.NS, page.Items[0].Name, client.DeleteOptions{}))
+	converge(n("nginx:2", 1), "the deleted pod is replaced from the new template")
 
 	require.NoError(t, rss.Delete(e.Ctx, e.NS, "web", client.DeleteOptions{}))
 	converge(nil, "the ReplicaSet's pods go with it")
