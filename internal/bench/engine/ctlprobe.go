@@ -17,6 +17,7 @@ import (
 type ctlProbe struct {
 	calls   atomic.Int64
 	patches atomic.Int64
+	firstNS atomic.Int64 // Unix ns of the armed round's first reconcile
 
 	mu       sync.Mutex
 	round    string              // armed round ID; guarded by mu
@@ -34,6 +35,7 @@ func (p *ctlProbe) arm(round string, want int) chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.round, p.want, p.doneNS = round, want, 0
+	p.firstNS.Store(0)
 	p.done = make(map[string]struct{}, want)
 	p.finished = make(chan struct{})
 	return p.finished
@@ -59,6 +61,9 @@ func (p *ctlProbe) result() ctlDone {
 // needs none.
 func (p *ctlProbe) seen(namespace, name string, ann map[string]string) []byte {
 	n := p.calls.Add(1)
+	if p.firstNS.Load() == 0 {
+		p.firstNS.CompareAndSwap(0, time.Now().UnixNano())
+	}
 	if round, ok := wire.NeedsPatch(name, ann); ok {
 		p.patches.Add(1)
 		return patchBody(round, n)

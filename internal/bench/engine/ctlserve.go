@@ -153,7 +153,7 @@ func (s *ctlServer) wait(ctx context.Context, cmd wire.CtlCommand, heap bool) (*
 			s.p.result().keys, cmd.Keys, s.p.calls.Load()-s.calls0, ctx.Err())
 	}
 	d := s.p.result()
-	ph := &wire.CtlPhase{Keys: d.keys, StartNS: s.startNS, DoneNS: d.ns, CPUNS: int64(d.cpu - s.cpu0),
+	ph := &wire.CtlPhase{Keys: d.keys, StartNS: s.startNS, FirstNS: s.p.firstNS.Load(), DoneNS: d.ns, CPUNS: int64(d.cpu - s.cpu0),
 		Reconciles: d.calls - s.calls0, Patches: d.patches - s.patches0, PeakRSS: peakRSS()}
 	if heap {
 		runtime.GC()

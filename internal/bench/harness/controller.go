@@ -329,6 +329,7 @@ func (c *ctlRunner) round(round int) (string, error) {
 	wall := float64(ph.DoneNS-opened) / 1e9
 	c.row.Add(map[string]float64{
 		"ctl_pods_per_s":            n / wall,
+		"ctl_first_reconcile_ms":    float64(ph.FirstNS-opened) / 1e6,
 		"ctl_reconciles_per_s":      float64(ph.Reconciles) / wall,
 		"ctl_cpu_us_per_reconcile":  float64(ph.CPUNS) / 1e3 / float64(ph.Reconciles),
 		"ctl_cpu_us_per_pod":        float64(ph.CPUNS) / 1e3 / n,

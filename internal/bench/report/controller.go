@@ -11,6 +11,7 @@ import (
 var CtlMetrics = []Metric{
 	{"ctl_pods_per_s", "round: pods reconciled to their final state", "pods/s", true},
 	{"ctl_reconciles_per_s", "round: reconciles", "reconciles/s", true},
+	{"ctl_first_reconcile_ms", "round: watch released to first reconcile", "ms", false},
 	{"ctl_cpu_us_per_reconcile", "round: CPU per reconcile", "µs", false},
 	{"ctl_cpu_us_per_pod", "round: CPU per pod", "µs", false},
 	{"ctl_reconciles_per_pod", "round: reconciles per pod", "", false},

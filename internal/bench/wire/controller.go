@@ -67,6 +67,7 @@ type CtlPhase struct {
 	Reconciles int64 `json:"reconciles"` // reconcile calls in the phase
 	Patches    int64 `json:"patches"`    // patches sent in the phase
 	StartNS    int64 `json:"startNs"`    // Unix ns of sync or arm
+	FirstNS    int64 `json:"firstNs"`    // Unix ns of the phase's first reconcile
 	DoneNS     int64 `json:"doneNs"`     // Unix ns of the reconcile that completed the last key
 	CPUNS      int64 `json:"cpuNs"`      // user+sys from start to done
 	PeakRSS    int64 `json:"peakRss"`    // VmHWM at done (since the process started)
