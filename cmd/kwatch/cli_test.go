@@ -169,3 +169,20 @@ func TestTemplateErrors(t *testing.T) {
 		require.Equal(t, exitUsage, r.code, "%q: %s", args, r.stderr)
 	}
 }
+
+// TestChunkSize: --chunk-size makes the informer list in pages (not as a
+// stream) of that size. Its first list asks for resourceVersion "0",
+// which the server answers whole from its cache (the real server ignores
+// limit there, list-pods-rv0-limit2.json), so the output is kubectl's and
+// the list requests are the probe's and that one.
+func TestChunkSize(t *testing.T) {
+	h, kc := demo(t, sim.Options{})
+	_, err := h.Server.PutPod(sim.Pod{Namespace: "demo", Name: "web-3"})
+	require.NoError(t, err)
+	before := h.Server.Stats().ByResource["pods"]
+	r := kwatch(t, testEnv(t), "pods", "-n", "demo", "--watch=false", "-o", "name", "--chunk-size=2", "--kubeconfig", kc)
+	require.Equal(t, 0, r.code, "stderr: %s", r.stderr)
+	require.Equal(t, "pod/db-0\npod/web-1\npod/web-2\npod/web-3\n", r.stdout)
+	after := h.Server.Stats().ByResource["pods"]
+	require.EqualValues(t, 2, after.List-before.List, "the probe, then a list (a streaming list would be a watch)")
+}

@@ -52,7 +52,7 @@ func TestParseGetArgs(t *testing.T) {
 		{[]string{"pods", "--request-timeout", "3"}, with(func(o *getOptions) { o.requestTimeout, o.requestTimeoutSet = 3*time.Second, true })},
 		{[]string{"pods", "--request-timeout=0"}, with(func(o *getOptions) { o.requestTimeout, o.requestTimeoutSet = 0, true })},
 		{[]string{"pods", "--request-timeout", "1m"}, with(func(o *getOptions) { o.requestTimeout, o.requestTimeoutSet = time.Minute, true })},
-		{[]string{"pods", "-v=6", "--chunk-size", "50"}, with(func(o *getOptions) { o.verbosity, o.chunkSize = 6, 50 })},
+		{[]string{"pods", "-v=6", "--chunk-size", "50"}, with(func(o *getOptions) { o.verbosity, o.chunkSize, o.chunkSizeSet = 6, 50, true })},
 		{[]string{"pods", "--verbose"}, with(func(o *getOptions) { o.verbosity, o.verbose = 4, true })},
 		{[]string{"pods", "--v", "7", "--verbose"}, with(func(o *getOptions) { o.verbosity, o.verbose = 7, true })},
 		{[]string{"pods", "--watch-only", "-L", "app,tier", "--show-labels", "--show-kind", "--ignore-not-found"}, with(func(o *getOptions) {

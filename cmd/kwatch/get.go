@@ -177,7 +177,7 @@ func watchWith[T watch.Object](g *group, e *env, o *getOptions, t *target, v vie
 	prog := newProgress(e, t.res.Resource)
 	inf, err := informer.New(informer.Options[T]{
 		Client: t.client, Resource: t.res, Namespace: t.namespace,
-		LabelSelector: o.selector, FieldSelector: fieldSelector(o), PageSize: pageSize(o),
+		LabelSelector: o.selector, FieldSelector: fieldSelector(o), PageSize: pageSize(o), ListMode: listMode(o),
 		MetadataOnly: v.metadataOnly, Table: v.table, Logger: logger(e, o),
 		Transform: func(obj T) (T, error) {
 			prog.add(1)

@@ -53,6 +53,7 @@ type getOptions struct {
 	showKind       bool
 	ignoreNotFound bool
 	chunkSize      int64
+	chunkSizeSet   bool // --chunk-size was given: list in pages of it, not as a stream
 
 	conn connFlags
 
@@ -152,6 +153,7 @@ func (o *getOptions) validate(args []string, changed func(string) bool) error {
 	}
 	o.requests = reqs
 	o.requestTimeoutSet = changed("request-timeout")
+	o.chunkSizeSet = changed("chunk-size")
 	if o.watchOnly {
 		o.watch = true
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kwatch/kwatch/informer"
 	"github.com/kwatch/kwatch/kube"
 )
 
@@ -143,4 +144,14 @@ func pageSize(o *getOptions) int64 {
 		return 1 << 31
 	}
 	return o.chunkSize
+}
+
+// listMode: with --chunk-size given, lists are paged in chunks of it, as
+// kubectl pages them; otherwise the informer picks (a streaming list where
+// the server has them).
+func listMode(o *getOptions) informer.ListMode {
+	if o.chunkSizeSet {
+		return informer.ListPaged
+	}
+	return informer.ListAuto
 }
