@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kwatch/kwatch/cmd/kwatch/internal/printers"
+	"github.com/kwatch/kwatch/informer"
 )
 
 // Defaults of the get command's flags.
@@ -292,6 +293,25 @@ func (o *getOptions) checkTemplates() error {
 		return usagef("--sort-by: %v", err)
 	}
 	return nil
+}
+
+// pageSize is --chunk-size for the informer's lists: 0 (kubectl's "one
+// page") asks for pages too large to be cut.
+func pageSize(o *getOptions) int64 {
+	if o.chunkSize == 0 {
+		return 1 << 31
+	}
+	return o.chunkSize
+}
+
+// listMode: with --chunk-size given, lists are paged in chunks of it, as
+// kubectl pages them; otherwise the informer picks (a streaming list where
+// the server has them).
+func listMode(o *getOptions) informer.ListMode {
+	if o.chunkSizeSet {
+		return informer.ListPaged
+	}
+	return informer.ListAuto
 }
 
 // tableOutput: the command prints kubectl's table (perhaps wide).

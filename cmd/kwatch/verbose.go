@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kwatch/kwatch/informer"
 	"github.com/kwatch/kwatch/kube"
 )
 
@@ -135,23 +134,4 @@ func writeHeaders(b *strings.Builder, h http.Header) {
 		}
 		fmt.Fprintf(b, "    %s: %s\n", k, v)
 	}
-}
-
-// pageSize is --chunk-size for the informer's lists: 0 (kubectl's "one
-// page") asks for pages too large to be cut.
-func pageSize(o *getOptions) int64 {
-	if o.chunkSize == 0 {
-		return 1 << 31
-	}
-	return o.chunkSize
-}
-
-// listMode: with --chunk-size given, lists are paged in chunks of it, as
-// kubectl pages them; otherwise the informer picks (a streaming list where
-// the server has them).
-func listMode(o *getOptions) informer.ListMode {
-	if o.chunkSizeSet {
-		return informer.ListPaged
-	}
-	return informer.ListAuto
 }
