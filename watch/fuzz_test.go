@@ -99,6 +99,9 @@ func FuzzDecodeList(f *testing.F) {
 	for i, s := range fuzzSeeds(f, "list-*.json") {
 		f.Add(s, uint64(i), uint16(1+i*11))
 	}
+	for i, s := range fuzzSeeds(f, "table-*.json") { // Tables: rows handed over as one-row Tables
+		f.Add(s, uint64(100+i), uint16(1+i*17))
+	}
 	f.Fuzz(func(t *testing.T, data []byte, seed uint64, maxChunk uint16) {
 		wantMeta, want, wantErr := collect[*testPod](bytes.NewReader(data), 1<<14)
 		gotMeta, got, gotErr := collect[*testPod](newChunkReader(data, seed, 1+int(maxChunk)), 1<<14)

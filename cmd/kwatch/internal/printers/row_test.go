@@ -145,3 +145,34 @@ func TestAge(t *testing.T) {
 	}
 	require.Equal(t, "<unknown>", Age(time.Time{}, now), "zero time")
 }
+
+// FuzzServerRow feeds the row decoder what a hostile server might send in
+// place of a one-row Table: it never panics, and a row it accepts has one
+// formatted cell per cell sent, none with a line break.
+func FuzzServerRow(f *testing.F) {
+	for _, name := range []string{"table-deployments.json", "table-widgets-crd.json", "table-services.json"} {
+		body, err := os.ReadFile(filepath.Join(captureDir(), name))
+		require.NoError(f, err)
+		var tb struct {
+			Rows []json.RawMessage `json:"rows"`
+		}
+		require.NoError(f, json.Unmarshal(body, &tb))
+		f.Add([]byte(`{"kind":"Table","columnDefinitions":[],"rows":[` + string(tb.Rows[0]) + `]}`))
+	}
+	f.Add([]byte(`{"kind":"Table","rows":[{"cells":[null,1.5e300,"a\nb",true,{"x":[1]}],"object":{"metadata":{"name":"n"}}}]}`))
+	f.Add([]byte(`{"kind":"Pod","metadata":{"name":"p","creationTimestamp":"2026-11-30T11:00:00Z"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var r ServerRow
+		if err := r.UnmarshalJSON(data); err != nil {
+			return
+		}
+		if r.Fallback {
+			require.Len(t, r.FallbackCells(now), 2)
+			return
+		}
+		for i, c := range r.Cells {
+			require.NotContains(t, c, "\n", "cell %d", i)
+			require.NotContains(t, c, "\x1b", "cell %d", i)
+		}
+	})
+}
