@@ -89,7 +89,9 @@ type orderedQueue[T any] struct {
 	inFlight uint64
 
 	// over coalesces the overflow; it has its own lock, taken after mu.
-	// Its goroutine is never started: run pops from it.
+	// Its goroutine is never started: run pops from it. Every call that
+	// changes over.items is made with mu held, so reading len(over.items)
+	// needs mu only (overLenLocked).
 	over *handlerQueue[T]
 
 	wake    chan struct{} // capacity 1: a pending wake-up is enough
@@ -119,17 +121,14 @@ func (q *orderedQueue[T]) pushLocked(p pending[T]) bool {
 }
 
 // overflowingLocked: over holds changes, so new ones must queue behind them.
-func (q *orderedQueue[T]) overflowingLocked() bool {
-	q.over.mu.Lock()
-	defer q.over.mu.Unlock()
-	return len(q.over.items) > 0
-}
+func (q *orderedQueue[T]) overflowingLocked() bool { return q.overLenLocked() > 0 }
+
+// overLenLocked is the number of keys over holds. mu is held, which is
+// enough: over.items changes only under mu (see over).
+func (q *orderedQueue[T]) overLenLocked() int { return len(q.over.items) }
 
 func (q *orderedQueue[T]) signalLocked() {
-	q.over.mu.Lock()
-	n := len(q.over.items)
-	q.over.mu.Unlock()
-	q.backlog.Store(int64(len(q.buf) - q.head + n))
+	q.backlog.Store(int64(len(q.buf) - q.head + q.overLenLocked()))
 	select {
 	case q.wake <- struct{}{}:
 	default:

@@ -1,6 +1,7 @@
 package informer
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -235,4 +236,38 @@ func TestOrderedHandlerOverflow(t *testing.T) {
 		require.Empty(t, violations)
 		require.Equal(t, serverState(t, m.Server), got, "the calls replay to the server's state")
 	})
+}
+
+// BenchmarkDelivery pushes changes through each delivery queue and drains
+// them, as the informer's apply and a handler's goroutine do: the per-change
+// cost of ordered delivery against coalescing.
+func BenchmarkDelivery(b *testing.B) {
+	objs := make([]*obj, 1000)
+	for i := range objs {
+		objs[i] = &obj{strconv.Itoa(i), "1"}
+	}
+	h := HandlerFuncs[*obj]{}
+	for _, tc := range []struct {
+		name string
+		q    func() delivery[*obj]
+	}{
+		{"coalesce", func() delivery[*obj] { return newHandlerQueue[*obj](h, false, slog.Default()) }},
+		{"ordered", func() delivery[*obj] { return newOrderedQueue[*obj](h, false, 0, slog.Default()) }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			q := tc.q()
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() { q.run(ctx); close(done) }()
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				o := objs[i%len(objs)]
+				q.update(o.name, o, o)
+				i++
+			}
+			cancel()
+			<-done
+		})
+	}
 }
