@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -114,7 +115,7 @@ func (r *Resource[T]) do(ctx context.Context, cl call) (T, error) {
 		return zero, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxObjectBody+1))
+	body, err := readBody(resp)
 	if err != nil {
 		return zero, r.opError(cl, fmt.Errorf("reading the answer: %w", err))
 	}
@@ -155,4 +156,16 @@ func (r *Resource[T]) path(ns, name, sub string) string {
 
 func (r *Resource[T]) opError(cl call, err error) error {
 	return &kube.OpError{Op: cl.op, Resource: r.res.String(), Namespace: cl.ns, Name: cl.name, Err: err}
+}
+
+// readBody reads an answer of at most maxObjectBody+1 bytes, in one
+// allocation when the server says its length.
+func readBody(resp *http.Response) ([]byte, error) {
+	r := io.LimitReader(resp.Body, maxObjectBody+1)
+	if n := resp.ContentLength; n > 0 && n <= maxObjectBody {
+		buf := bytes.NewBuffer(make([]byte, 0, n+1)) // +1: ReadFrom wants room to see the end
+		_, err := buf.ReadFrom(r)
+		return buf.Bytes(), err
+	}
+	return io.ReadAll(r)
 }

@@ -209,6 +209,12 @@ func TestBadInputIsRefusedBeforeSending(t *testing.T) {
 		{"update without a name", "name", func() error { _, err := cms.Update(bg, cm("", nil), client.UpdateOptions{}); return err }},
 		{"an object of another kind", "kind", func() error { _, err := cmsU.Create(bg, wrongKind, client.CreateOptions{}); return err }},
 		{"an object of another version", "apiVersion", func() error { _, err := cmsU.Create(bg, wrongVersion, client.CreateOptions{}); return err }},
+		{"a typed object of another kind", "kind", func() error {
+			m := cm("x", nil)
+			m.Kind = "Secret"
+			_, err := cms.Create(bg, m, client.CreateOptions{})
+			return err
+		}},
 		{"a merge patch that is not an object", "patch", func() error {
 			_, err := cms.Patch(bg, "demo", "a", client.MergePatch, []byte(`[1]`), client.PatchOptions{})
 			return err

@@ -6,6 +6,9 @@ import (
 
 	jsoniter "github.com/json-iterator/go"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/kwatch/kwatch/internal/pbwire"
 	"github.com/kwatch/kwatch/kube"
 )
@@ -33,9 +36,11 @@ func encodeJSON(obj any, res kube.Resource) ([]byte, error) {
 	if len(b) < 2 || b[0] != '{' {
 		return nil, fmt.Errorf("the %T does not encode to a JSON object", obj)
 	}
-	apiVersion, kind, err := typeOf(b)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the %T: %w", obj, err)
+	apiVersion, kind, known := typeOfObject(obj)
+	if !known {
+		if apiVersion, kind, err = typeOf(b); err != nil {
+			return nil, fmt.Errorf("encoding the %T: %w", obj, err)
+		}
 	}
 	if err := checkType(res, apiVersion, kind); err != nil {
 		return nil, err
@@ -44,6 +49,26 @@ func encodeJSON(obj any, res kube.Resource) ([]byte, error) {
 		return b, nil
 	}
 	return addType(b, res, apiVersion == "", kind == "" && res.Kind != ""), nil
+}
+
+// typeOfObject reads apiVersion and kind from the object itself, when its
+// type says where they are: unstructured objects (GetAPIVersion, GetKind)
+// and types embedding metav1.TypeMeta (GetObjectKind), whose JSON then
+// holds them exactly when they are set. known is false for other types,
+// whose encoding must be read.
+func typeOfObject(obj any) (apiVersion, kind string, known bool) {
+	switch o := obj.(type) {
+	case interface {
+		GetAPIVersion() string
+		GetKind() string
+	}:
+		return o.GetAPIVersion(), o.GetKind(), true
+	case interface{ GetObjectKind() schema.ObjectKind }:
+		if tm, ok := o.GetObjectKind().(*metav1.TypeMeta); ok && tm != nil {
+			return tm.APIVersion, tm.Kind, true
+		}
+	}
+	return "", "", false
 }
 
 // typeOf reads the top-level apiVersion and kind of a JSON object.
