@@ -61,6 +61,7 @@ type Fault struct {
 	LoseHistory bool `json:"loseHistory,omitempty"`
 
 	gen uint64 // the faultState generation a request took this copy in
+	id  uint64 // set by InjectFault: which injection a copy came from (faultwait.go)
 }
 
 func (f *Fault) validate() error {
@@ -109,6 +110,8 @@ type faultState struct {
 	// gen is bumped by ClearFaults (under mu): a taken fault from an older
 	// generation is dropped instead of applied. Read without mu by live.
 	gen atomic.Uint64
+	// waits holds the per-injection counts and the change signal (faultwait.go).
+	waits faultWaits
 }
 
 // apply counts f as fired and reports true, unless ClearFaults ran since a
@@ -120,6 +123,7 @@ func (fs *faultState) apply(f *Fault) bool {
 		return false
 	}
 	fs.countLocked(f.Type)
+	fs.waits.firedLocked(f.id)
 	return true
 }
 
@@ -139,6 +143,7 @@ func (fs *faultState) countLocked(t FaultType) {
 		fs.fired = map[FaultType]int64{}
 	}
 	fs.fired[t]++
+	fs.waits.signalLocked()
 }
 
 func (fs *faultState) firedCopy() map[FaultType]int64 {
@@ -214,27 +219,35 @@ func (f *Fault) applies(r *resource, v verb, types []FaultType) bool {
 
 // InjectFault queues a request fault (see FaultType), or performs an immediate action.
 func (s *Server) InjectFault(f Fault) error {
+	_, err := s.injectFault(f)
+	return err
+}
+
+// injectFault is InjectFault; it returns the id of a queued request fault (0 for
+// an action, which is done before it returns).
+func (s *Server) injectFault(f Fault) (uint64, error) {
 	switch f.Type {
 	case ActionCompact:
 		s.Compact()
-		return nil
+		return 0, nil
 	case ActionExpireContinue:
 		s.ExpireContinueTokens()
-		return nil
+		return 0, nil
 	case ActionDropWatches:
 		s.DropWatches(f.LoseHistory)
-		return nil
+		return 0, nil
 	}
 	if err := f.validate(); err != nil {
-		return err
+		return 0, err
 	}
 	s.faults.mu.Lock()
 	defer s.faults.mu.Unlock()
 	if len(s.faults.pending) >= maxPendingFaults {
-		return fmt.Errorf("sim: %d faults already pending (limit %d); clear some first", len(s.faults.pending), maxPendingFaults)
+		return 0, fmt.Errorf("sim: %d faults already pending (limit %d); clear some first", len(s.faults.pending), maxPendingFaults)
 	}
+	f.id = s.faults.waits.nextIDLocked()
 	s.faults.pending = append(s.faults.pending, &f)
-	return nil
+	return f.id, nil
 }
 
 // maxPendingFaults bounds the fault queue (the admin endpoint is reachable by clients).

@@ -1,0 +1,174 @@
+package kwatchtest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kwatch/kwatch/internal/sim"
+	"github.com/kwatch/kwatch/internal/sim/simtest"
+	"github.com/kwatch/kwatch/kube"
+)
+
+// Options configures a Server. The zero value is a plain-HTTP server with the
+// default resources, no authentication and a 10,000-event watch history.
+type Options struct {
+	// TLS serves TLS with HTTP/2 (negotiated by ALPN) and a self-signed
+	// certificate made in memory; Config and Kubeconfig trust it. False means
+	// plain HTTP (HTTP/1.1 with chunked watches).
+	TLS bool
+	// Token, when set, is required as a bearer token on every request but the
+	// health checks; Config and Kubeconfig carry it. Empty means no authentication.
+	Token string
+	// HistorySize is how many events the server keeps for watches that resume;
+	// a watch from an older resourceVersion gets 410 Gone. Zero means 10,000.
+	HistorySize int
+	// BookmarkInterval is the period of watch bookmarks. Zero means 60 s, the
+	// real server's.
+	BookmarkInterval time.Duration
+	// Seed makes generated uids, names and fault randomness reproducible. Zero
+	// means 1.
+	Seed uint64
+}
+
+// Server is a simulated API server serving on 127.0.0.1. It is safe for
+// concurrent use. Start one for a test with Start, or with NewServer and Close.
+type Server struct {
+	srv    *sim.Server
+	url    string
+	token  string
+	fatalf func(format string, args ...any) // t.Fatalf, or a panic without a test
+
+	cancel context.CancelFunc
+	served chan error // Serve's result, once
+
+	mu         sync.Mutex
+	dir        string // a temporary directory for the kubeconfig; "" until needed
+	kubeconfig string // its path; "" until written
+	closed     bool
+}
+
+// Start serves a new simulated API server until the test ends: t.Cleanup stops
+// it and waits for every goroutine it started. It fails the test at once if the
+// server cannot start, and so do the methods that cannot go on (an invalid
+// fault, a kubeconfig that cannot be written).
+func Start(t testing.TB, opts Options) *Server {
+	t.Helper()
+	s, err := NewServer(opts)
+	if err != nil {
+		t.Fatalf("kwatchtest: %v", err)
+	}
+	s.fatalf = t.Fatalf
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("kwatchtest: %v", err)
+		}
+	})
+	return s
+}
+
+// NewServer starts a server outside a test (an Example, a TestMain, a program);
+// the caller must Close it. Its methods that cannot go on panic.
+func NewServer(opts Options) (*Server, error) {
+	srv, err := sim.New(sim.Options{
+		TLS:              opts.TLS,
+		BearerToken:      opts.Token,
+		HistorySize:      opts.HistorySize,
+		BookmarkInterval: opts.BookmarkInterval,
+		Seed:             opts.Seed,
+	})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{srv: srv, url: "http://" + ln.Addr().String(), token: opts.Token,
+		fatalf: func(format string, args ...any) { panic(fmt.Sprintf(format, args...)) },
+		cancel: cancel, served: make(chan error, 1)}
+	if opts.TLS {
+		s.url = "https://" + ln.Addr().String()
+	}
+	go func() { s.served <- srv.Serve(ctx, ln) }()
+	return s, nil
+}
+
+// Close stops the server: every open watch ends, and Close returns once every
+// goroutine of the server has. Later calls do nothing.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.cancel()
+	err := <-s.served
+	if s.dir != "" {
+		if rerr := os.RemoveAll(s.dir); err == nil {
+			err = rerr
+		}
+	}
+	return err
+}
+
+// URL is the server's base URL, "http://127.0.0.1:port" or "https://...".
+func (s *Server) URL() string { return s.url }
+
+// CACertPEM is the certificate to trust with TLS; nil for plain HTTP.
+func (s *Server) CACertPEM() []byte {
+	if strings.HasPrefix(s.url, "https:") {
+		return s.srv.CACertPEM()
+	}
+	return nil
+}
+
+// Config returns a new connection configuration for kwatch (kube.NewClient),
+// trusting the server's certificate and carrying its token.
+func (s *Server) Config() *kube.Config {
+	return &kube.Config{Host: s.url, BearerToken: s.token, TLS: kube.TLSConfig{CAData: s.CACertPEM()}}
+}
+
+// Kubeconfig returns the path of a kubeconfig file for any other client
+// (client-go's clientcmd, controller-runtime, kubectl --kubeconfig), written in a
+// temporary directory on first use and removed by Close. Its current context's
+// namespace is "default".
+func (s *Server) Kubeconfig() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.kubeconfig != "" {
+		return s.kubeconfig
+	}
+	dir, err := os.MkdirTemp("", "kwatchtest-")
+	if err != nil {
+		s.fatalf("kwatchtest: kubeconfig: %v", err)
+		return ""
+	}
+	s.dir = dir
+	path := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(path, s.KubeconfigBytes(), 0o600); err != nil {
+		s.fatalf("kwatchtest: write kubeconfig: %v", err)
+		return ""
+	}
+	s.kubeconfig = path
+	return path
+}
+
+// KubeconfigBytes returns the kubeconfig Kubeconfig writes (its CA inline), for
+// clients that take one in memory (clientcmd.RESTConfigFromKubeConfig).
+func (s *Server) KubeconfigBytes() []byte {
+	return simtest.KubeconfigBytes(s.url, s.CACertPEM(), s.token)
+}
+
+// ResourceVersion returns the newest resourceVersion the server has committed.
+func (s *Server) ResourceVersion() string {
+	return formatRV(s.srv.ResourceVersion())
+}
