@@ -1,0 +1,93 @@
+package kwatchtest_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kwatch/kwatch/client"
+	"github.com/kwatch/kwatch/controller"
+	"github.com/kwatch/kwatch/kube"
+	"github.com/kwatch/kwatch/kwatchtest"
+)
+
+// phasePod holds only what the phase-label controller reads.
+type phasePod struct {
+	metav1.ObjectMeta `json:"metadata"`
+	Status            struct {
+		Phase string `json:"phase"`
+	} `json:"status"`
+}
+
+const phaseLabel = "example.kwatch.dev/phase"
+
+// setupPhaseLabels adds a controller that keeps each pod's phase label equal
+// to its status.phase.
+func setupPhaseLabels(mgr *controller.Manager) error {
+	pods, err := controller.Cache[*phasePod](mgr, kube.Pods)
+	if err != nil {
+		return err
+	}
+	writes := client.For[*phasePod](mgr.Client(), kube.Pods, client.Options{FieldManager: "phase-labels"})
+	_, err = controller.New(mgr, controller.Config[*phasePod]{Name: "phase-labels", For: kube.Pods, Workers: 2,
+		Reconcile: func(ctx context.Context, key controller.Key) (controller.Result, error) {
+			pod, ok, err := pods.Get(ctx, key)
+			if err != nil || !ok || pod.Labels[phaseLabel] == pod.Status.Phase {
+				return controller.Result{}, err
+			}
+			patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
+				"labels": map[string]string{phaseLabel: pod.Status.Phase}}})
+			_, err = writes.Patch(ctx, key.Namespace, key.Name, client.MergePatch, patch, client.PatchOptions{})
+			return controller.Result{}, err
+		}})
+	return err
+}
+
+// TestPhaseLabelsConvergeAfterCutWatch runs the controller against the kit,
+// cuts its pod watch in the middle of a frame, changes pods after the cut and
+// waits until the server shows every pod labelled with its current phase.
+func TestPhaseLabelsConvergeAfterCutWatch(t *testing.T) {
+	srv := kwatchtest.Start(t, kwatchtest.Options{})
+	for _, name := range []string{"web-1", "web-2", "web-3"} {
+		_, err := srv.PutPod(kwatchtest.Pod{Namespace: "demo", Name: name, Phase: "Pending"})
+		require.NoError(t, err)
+	}
+	// The controller's first pod watch delivers two events, then is cut in the
+	// middle of the third, as a broken connection would.
+	cut := srv.CutWatch(kwatchtest.FaultOptions{Resource: "pods", AfterEvents: 2})
+
+	c, err := kube.NewClient(srv.Config())
+	require.NoError(t, err)
+	mgr, err := controller.NewManager(c, controller.ManagerOptions{})
+	require.NoError(t, err)
+	require.NoError(t, setupPhaseLabels(mgr))
+	ctx, cancel := context.WithCancel(t.Context())
+	ran := make(chan error, 1)
+	go func() { ran <- mgr.Run(ctx) }()
+	defer func() { cancel(); require.NoError(t, <-ran) }()
+
+	waitCtx, waitCancel := context.WithTimeout(ctx, time.Minute)
+	defer waitCancel()
+	require.NoError(t, cut.Wait(waitCtx), "the watch was never cut")
+
+	// Changes after the cut reach the controller only if its informer resumed.
+	for _, name := range []string{"web-1", "web-3"} {
+		_, err := srv.SetStatus("pods", "demo", name, `{"phase": "Running"}`)
+		require.NoError(t, err)
+	}
+	want := map[string]string{"web-1": "Running", "web-2": "Pending", "web-3": "Running"}
+	require.Eventually(t, func() bool {
+		pods, err := kwatchtest.ListInto[phasePod](srv, "pods", "demo")
+		require.NoError(t, err)
+		for _, p := range pods {
+			if p.Labels[phaseLabel] != want[p.Name] || p.Status.Phase != want[p.Name] {
+				return false
+			}
+		}
+		return len(pods) == len(want)
+	}, time.Minute, 10*time.Millisecond, "the controller did not converge after the cut")
+}
