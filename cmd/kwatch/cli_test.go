@@ -138,6 +138,11 @@ func TestCompletion(t *testing.T) {
 	require.Subset(t, complete("--kubeconfig", kc, "pods,"), []string{"pods,configmaps"}, "after a comma")
 	require.Equal(t, []string{"db-0", "web-1", "web-2"}, complete("pods", "-n", "demo", "--kubeconfig", kc, ""), "names, through the shortcut")
 	require.Subset(t, complete("get", "pods", "--kubeconfig", kc, "-n", ""), []string{"demo", "other"})
+	r := kwatch(t, testEnv(t, "KUBECONFIG="+kc), "__complete", "")
+	require.Equal(t, 0, r.code, "stderr: %s", r.stderr)
+	for _, want := range []string{"get\t", "sim\t", "completion\t", "pods\n", "deployments\n"} {
+		require.Contains(t, r.stdout, want, "commands and types at the root")
+	}
 }
 
 func TestHelpGet(t *testing.T) {

@@ -82,6 +82,11 @@ func newRootCommand(e *env) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return cmd.Help()
 		},
+		// "kwatch <TAB>" offers resource types beside the commands, since
+		// "kwatch TYPE" is get's shortcut.
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			return completeGetArgs(cmd.Context(), e, &getOptions{}, args, toComplete)
+		},
 	}
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
@@ -144,6 +149,9 @@ func newHelpCommand(root *cobra.Command) *cobra.Command {
 // ("kwatch __complete pods ...") is rewritten the same way.
 func withGetShortcut(root *cobra.Command, args []string) []string {
 	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
+		if len(args) == 2 {
+			return args // "kwatch <TAB>": the root completes commands and types
+		}
 		return append([]string{args[0]}, withGetShortcut(root, args[1:])...)
 	}
 	if len(args) == 0 {
