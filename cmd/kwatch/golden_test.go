@@ -259,6 +259,12 @@ func TestGoldenKubectlWatchNotFound(t *testing.T) {
 	got := kwatch(t, testEnv(t), "get", "pods", "nope", "-n", "demo", "-w", "--kubeconfig", kc)
 	require.Equal(t, outcome{stderr: `Error from server (NotFound): pods "nope" not found` + "\n", code: 1}, want)
 	require.Equal(t, want, outcome{stdout: got.stdout, stderr: got.stderr, code: got.code})
+
+	// --ignore-not-found: nothing to watch, so both end at once, quietly.
+	want = runKubectl(t, bin, kc, "get", "pods", "nope", "-n", "demo", "-w", "--ignore-not-found")
+	got = kwatch(t, testEnv(t), "get", "pods", "nope", "-n", "demo", "-w", "--ignore-not-found", "--kubeconfig", kc)
+	require.Equal(t, outcome{}, want)
+	require.Equal(t, want, outcome{stdout: got.stdout, stderr: got.stderr, code: got.code})
 }
 
 // ready reports whether url answers 200; not yet listening is not ready.
