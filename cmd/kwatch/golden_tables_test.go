@@ -21,6 +21,7 @@ func tablesCluster(t *testing.T) string {
 	var loading atomic.Bool
 	loading.Store(true)
 	created := time.Now().Add(-72 * time.Hour).Truncate(time.Second)
+	stamp := created.UTC().Format(time.RFC3339)
 	h := simtest.Start(t, sim.Options{
 		Clock: func() time.Time {
 			if loading.Load() {
@@ -65,6 +66,14 @@ func tablesCluster(t *testing.T) string {
 			"nodeInfo":{"kubeletVersion":"v1.37.2","osImage":"Debian GNU/Linux 13","kernelVersion":"6.12.0","architecture":"amd64",
 			"containerRuntimeVersion":"containerd://2.1.0"}}}`},
 		{"nodes", `{"metadata":{"name":"node-2"},"status":{"conditions":[{"type":"Ready","status":"False"}]}}`},
+		{"events", `{"metadata":{"name":"web.17a","namespace":"demo"},"involvedObject":{"kind":"Pod","name":"web-1",
+			"namespace":"demo","fieldPath":"spec.containers{web}"},"reason":"Pulled","message":"Pulled the image",
+			"type":"Normal","count":4,"firstTimestamp":"` + stamp + `","lastTimestamp":"` + stamp + `",
+			"source":{"component":"kubelet","host":"node-1"}}`},
+		{"events", `{"metadata":{"name":"db.17b","namespace":"demo"},"involvedObject":{"kind":"StatefulSet","name":"db",
+			"namespace":"demo"},"reason":"SuccessfulCreate","message":"create Pod db-0 in StatefulSet db successful",
+			"type":"Normal","eventTime":"` + created.Format("2006-01-02T15:04:05.000000Z07:00") + `",
+			"reportingComponent":"statefulset-controller","reportingInstance":"cm-1"}`},
 		{"widgets.example.com", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1","namespace":"demo"},
 			"spec":{"size":3,"color":"blue","ratio":0.5,"shiny":true}}`},
 		{"widgets.example.com", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w2","namespace":"demo"},
@@ -85,7 +94,7 @@ func TestGoldenKubectlTables(t *testing.T) {
 	bin := goldenKubectl(t)
 	kc := tablesCluster(t)
 	var cases [][]string
-	for _, kind := range []string{"deployments", "replicasets", "statefulsets", "services", "configmaps", "secrets", "widgets"} {
+	for _, kind := range []string{"deployments", "replicasets", "statefulsets", "services", "configmaps", "secrets", "events", "widgets"} {
 		cases = append(cases, []string{kind, "-n", "demo"}, []string{kind, "-n", "demo", "-o", "wide"}, []string{kind, "-A"})
 	}
 	cases = append(cases, []string{"nodes"}, []string{"nodes", "-o", "wide"}, []string{"namespaces", "demo"},
