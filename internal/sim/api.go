@@ -58,13 +58,15 @@ func (s *Server) Patch(resource, namespace, name string, mergePatch []byte) (Obj
 	return toObject(o), nil
 }
 
-// Delete removes an object at once and returns the resourceVersion of its deletion.
+// Delete removes an object at once, whatever its finalizers or grace period (as
+// a kubelet's delete with grace period 0 after the finalizers' owners are done),
+// and returns the resourceVersion of its deletion.
 func (s *Server) Delete(resource, namespace, name string) (uint64, error) {
 	r, err := s.store.lookup(resource)
 	if err != nil {
 		return 0, err
 	}
-	tomb, serr := s.deleteObject(r, namespace, name, deleteOptions{})
+	tomb, serr := s.deleteObject(r, namespace, name, deleteOptions{immediate: true})
 	if serr != nil {
 		return 0, serr
 	}

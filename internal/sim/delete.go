@@ -11,16 +11,18 @@ import (
 
 // Deletes. Options come from the body (DeleteOptions) and the query, the query
 // winning where both set one, and are checked as the real server checks them.
-// propagationPolicy and gracePeriodSeconds are accepted and change nothing: every
-// object goes at once, with no finalizers (Foreground and Orphan, which the real
-// server implements with finalizers its garbage collector removes, delete at once
-// here too). The answer is the deleted object for pods, services and namespaces,
-// and a Status of Success naming it for every other kind, as on the real server.
+// What gracePeriodSeconds, propagationPolicy and an object's finalizers do is in
+// finalize.go. The answer for a removed object is the object for pods, services
+// and namespaces, and a Status of Success naming it for every other kind, as on
+// the real server; an object kept is answered as itself.
 
 // deleteOptions are the parsed options of one delete.
 type deleteOptions struct {
 	precondUID, precondRV string
 	dryRun                bool
+	grace                 *int64 // gracePeriodSeconds; nil when not given
+	policy                string // "Foreground", "Background", "Orphan" or "" (orphanDependents maps to one)
+	immediate             bool   // the in-process Delete: no finalizers, no grace period
 }
 
 // deleteBody is the part of DeleteOptions the simulator reads.
@@ -85,7 +87,15 @@ func parseDeleteOptions(body []byte, q url.Values) (deleteOptions, *StatusError)
 	if len(causes) > 0 {
 		return deleteOptions{}, errInvalid("meta.k8s.io", "DeleteOptions", "", causes...)
 	}
-	o := deleteOptions{dryRun: len(d.DryRun) > 0}
+	o := deleteOptions{dryRun: len(d.DryRun) > 0, grace: d.GracePeriod}
+	switch {
+	case d.PropagationPolicy != nil:
+		o.policy = *d.PropagationPolicy
+	case d.Orphan != nil && *d.Orphan:
+		o.policy = "Orphan"
+	case d.Orphan != nil:
+		o.policy = "Background"
+	}
 	if d.Preconditions.UID != nil {
 		o.precondUID = *d.Preconditions.UID
 	}

@@ -55,8 +55,10 @@ func TestDeleteOptions(t *testing.T) {
 	require.NoError(t, err, "a dry run deletes nothing")
 	code, got = do(t, h, "DELETE", path, "", []byte(`{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Foreground","preconditions":{"uid":"`+obj.UID+`"}}`))
 	require.Equal(t, 200, code, "%s", got)
-	_, err = h.Server.Get("configmaps", "p", "x3")
-	require.Error(t, err, "deleted at once (no finalizers)")
+	require.Equal(t, []any{"foregroundDeletion"}, decodeMap(t, got)["metadata"].(map[string]any)["finalizers"],
+		"Foreground leaves the object to the garbage collector (finalize.go)")
+	_, err = h.Server.Delete("configmaps", "p", "x3")
+	require.NoError(t, err, "the in-process delete removes it at once")
 
 	_, err = h.Server.Create("deployments.apps", []byte(`{"metadata":{"namespace":"p","name":"dd"}}`))
 	require.NoError(t, err)

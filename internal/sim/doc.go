@@ -24,8 +24,9 @@
 //     RegisterResource adds. Objects are stored as JSON and encoded once per
 //     write: every list, get and watch writes the stored bytes (watch frames wrap
 //     them in a prefix and suffix).
-//   - Namespaces are created implicitly by the first object in them. Deletes are
-//     immediate (no graceful deletion, no finalizers, no cascading).
+//   - Namespaces are created implicitly by the first object in them. Deletes keep
+//     an object with finalizers, and a pod bound to a node for its grace period
+//     (see Writes); nothing cascades (no garbage collector runs here).
 //   - Pods written with PutPod, LoadPods or the churn generator have realistic
 //     bodies of about 3-4 KB and any status they are given; pods created over HTTP
 //     or with Create are stored as sent, with the spec defaults the real server
@@ -144,10 +145,18 @@
 //     replicasets/ and statefulsets/<name>/scale read and write spec.replicas as
 //     an autoscaling/v1 Scale (status.selector as a string), listed by discovery,
 //     so that kubectl scale works. Apply to a Scale is 415.
-//   - DELETE removes at once (no graceful deletion, no finalizers: Foreground and
-//     Orphan delete at once too) and answers the object at its deletion
-//     resourceVersion for pods, services and namespaces, a Status of Success
-//     naming it for other kinds, as the real server does; propagationPolicy,
+//   - DELETE (finalize.go) of an object with finalizers sets deletionTimestamp and
+//     deletionGracePeriodSeconds 0 (bumping a generation), and the write that
+//     clears the finalizers removes it; once deletionTimestamp is set, writes keep
+//     it and may add no finalizer (422). Foreground adds the finalizer
+//     foregroundDeletion and Orphan the finalizer orphan, which only a garbage
+//     collector removes. A pod bound to a node is deleted gracefully
+//     (deletionTimestamp its grace period ahead, 30 s by default) and stays until a
+//     delete with grace period 0; the delete of any pod shows first as a MODIFIED
+//     setting deletionTimestamp. An object kept is answered as itself (200);
+//     namespaces and the in-process Delete remove at once. A removed object is
+//     answered at its deletion resourceVersion for pods, services and namespaces,
+//     a Status of Success naming it for other kinds, as the real server does; propagationPolicy,
 //     orphanDependents and gracePeriodSeconds are checked as there (a bad policy is
 //     422); uid and resourceVersion preconditions fail with the real server's 409
 //     (status-409-delete-precondition.json). DELETE on a collection deletes what

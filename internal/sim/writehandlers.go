@@ -181,12 +181,12 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, t target) {
 		writeStatus(w, serr)
 		return
 	}
-	tomb, serr := s.deleteObject(t.r, t.ns, t.name, opts)
+	tomb, gone, serr := s.deleteObjectGone(t.r, t.ns, t.name, opts)
 	if serr != nil {
 		writeStatus(w, serr)
 		return
 	}
-	s.writeDeleted(w, r, t.r, tomb)
+	s.writeDeleteAnswer(w, r, t.r, tomb, gone)
 }
 
 // serveDeleteCollection deletes every object of the collection that matches the

@@ -40,6 +40,10 @@ type writeOp struct {
 	// trackedFields, which a write of the status alone keeps too.
 	tracked       bool
 	trackedFields any
+	// mark is a delete's own write of deletionTimestamp (finalize.go), which the
+	// rules for writes to an object being deleted do not apply to;
+	// bumpGeneration bumps metadata.generation, as the first mark does.
+	mark, bumpGeneration bool
 }
 
 // write validates and commits op, returning the stored object and whether it was created.
@@ -80,6 +84,9 @@ func (s *Server) writeLocked(op writeOp) (*object, bool, *StatusError) {
 		return nil, false, serr
 	}
 	op.m = m
+	if tomb, serr := s.checkDeletingWriteLocked(&op, cur); serr != nil || tomb != nil {
+		return tomb, false, serr // refused, or the write removed the last finalizer
+	}
 	if serr := s.trackLocked(&op, cur); serr != nil {
 		return nil, false, serr
 	}
@@ -96,7 +103,7 @@ func (s *Server) writeLocked(op writeOp) (*object, bool, *StatusError) {
 	}
 	specJSON, _ := json.Marshal(op.m["spec"])
 	o.specSum = hash64(specJSON)
-	if cur != nil && cur.specSum != o.specSum {
+	if cur != nil && (cur.specSum != o.specSum || op.bumpGeneration) {
 		o.generation++
 	}
 	s.completeMeta(r, o, md)
@@ -203,26 +210,13 @@ func (s *Server) EnsureNamespace(ns string) error {
 	return nil
 }
 
-// deleteObject removes an object at once (no graceful deletion), honouring the
-// uid and resourceVersion preconditions of o, and returns its final state. A dry
-// run returns the object as it is and changes nothing.
+// deleteObject removes an object, or marks it as being deleted when finalizers or
+// a pod's grace period keep it (finalize.go), honouring the uid and
+// resourceVersion preconditions of o, and returns its final or marked state. A
+// dry run returns the object as it is and changes nothing.
 func (s *Server) deleteObject(r *resource, ns, name string, o deleteOptions) (*object, *StatusError) {
-	st := s.store
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	cur := r.objs[r.objKey(ns, name)]
-	if cur == nil {
-		return nil, errNotFound(r, name)
-	}
-	if serr := checkDeletePreconditions(r, cur, o); serr != nil {
-		return nil, serr
-	}
-	if o.dryRun {
-		return cur, nil
-	}
-	tomb := st.deleteLocked(r, cur)
-	st.signalLocked()
-	return tomb, nil
+	out, _, serr := s.deleteObjectGone(r, ns, name, o) // finalize.go
+	return out, serr
 }
 
 // decodeObject parses a request body into a generic object, checking its kind and
