@@ -42,22 +42,34 @@ func newCluster(t *testing.T) *cluster {
 
 // link is one candidate's network path to the server.
 type link struct {
-	net *testutil.MemNet
-	ln  *testutil.MemListener
-	// before, if set, runs before the server handles each request.
+	t    *testing.T
+	net  *testutil.MemNet
+	addr string
+	h    http.Handler
+
 	mu     sync.Mutex
-	before func(r *http.Request)
+	ln     *testutil.MemListener // the current listener; guarded by mu
+	before func(r *http.Request) // if set, runs before the server handles each request; guarded by mu
 }
 
 // connect serves the cluster on a new MemNet and returns a client on it.
 func (c *cluster) connect(name string) (*kube.Client, *link) {
 	t := c.t
 	t.Helper()
-	l := &link{net: &testutil.MemNet{}}
-	ln, err := l.net.Listen(name + ":80")
+	l := &link{t: t, net: &testutil.MemNet{}, addr: name + ":80", h: c.srv.Handler()}
+	l.serve()
+	tr := l.net.Transport()
+	kc, err := kube.NewClient(&kube.Config{Host: "http://" + l.addr, Transport: tr})
 	require.NoError(t, err)
-	l.ln = ln
-	h := c.srv.Handler()
+	t.Cleanup(tr.CloseIdleConnections)
+	return kc, l
+}
+
+// serve listens on the link's address and serves the cluster there until
+// the test ends.
+func (l *link) serve() {
+	ln, err := l.net.Listen(l.addr)
+	require.NoError(l.t, err)
 	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		l.mu.Lock()
 		before := l.before
@@ -65,30 +77,38 @@ func (c *cluster) connect(name string) (*kube.Client, *link) {
 		if before != nil {
 			before(r)
 		}
-		h.ServeHTTP(w, r)
+		l.h.ServeHTTP(w, r)
 	})}
 	done := make(chan struct{})
 	go func() { _ = hs.Serve(ln); close(done) }()
-	tr := l.net.Transport()
-	kc, err := kube.NewClient(&kube.Config{Host: "http://" + name + ":80", Transport: tr})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		tr.CloseIdleConnections()
+	l.mu.Lock()
+	l.ln = ln
+	l.mu.Unlock()
+	l.t.Cleanup(func() {
 		_ = hs.Close()
 		<-done
 	})
-	return kc, l
 }
 
 // partition cuts the candidate off: new connections are refused and the
 // open ones go silent (frozen) or are closed (cut).
 func (l *link) partition(freeze bool) {
-	_ = l.ln.Close()
+	l.mu.Lock()
+	ln := l.ln
+	l.mu.Unlock()
+	_ = ln.Close()
 	if freeze {
 		l.net.Freeze()
 	} else {
 		l.net.CutAll()
 	}
+}
+
+// heal ends a partition: the frozen connections are closed, and new ones
+// reach the server again.
+func (l *link) heal() {
+	l.net.CutAll()
+	l.serve()
 }
 
 func (l *link) setBefore(f func(r *http.Request)) {
