@@ -52,10 +52,11 @@
 //     context is cancelled (Run waits for it to return; on a cancel of
 //     Run's own context the Lease is renewed until it has, and only then
 //     released, so a clean shutdown never shortens the margin);
-//   - Identity is unique per process, and every candidate of the Lease
-//     uses a LeaseDuration no shorter than the leader's RenewDeadline
-//     plus the margin wanted (the record's leaseDurationSeconds, written
-//     by the leader, is what the others wait for).
+//   - Identity is unique per process. Candidates wait for the
+//     leaseDurationSeconds the leader wrote, not for their own setting
+//     (client-go's do the same), so the margin is the leader's own
+//     LeaseDuration - RenewDeadline, whatever the others are configured
+//     with.
 //
 // Deleting a held Lease voids the guarantee, as with client-go: a
 // candidate creates a missing Lease at once, and the leader notices only
