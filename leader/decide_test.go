@@ -28,6 +28,11 @@ func TestDecideAt(t *testing.T) {
 		{"held, a nanosecond before expiry by my clock: wait", heldBy("other", 2), t0.Add(ld - 1), record{}, held},
 		{"held, unchanged for the lease duration: acquire, transitions+1", heldBy("other", 2), t0.Add(ld),
 			record{holder: "me", durationSec: 15, acquire: t0.Add(ld), renew: t0.Add(ld), transitions: 3}, write},
+		{"the record's duration counts, not mine: 30 s written, 20 s waited", func() observation {
+			o := heldBy("other", 2)
+			o.rec.durationSec = 30
+			return o
+		}(), t0.Add(20 * time.Second), record{}, held},
 		{"released (no holder): acquire at once", heldBy("", 2), t0,
 			record{holder: "me", durationSec: 15, acquire: t0, renew: t0, transitions: 3}, write},
 		{"mine: renew keeps acquireTime and transitions", heldBy("me", 2), t0.Add(time.Second),
