@@ -183,11 +183,8 @@ func TestGoldenKubectl(t *testing.T) {
 	}
 }
 
-// TestGoldenKubectlWatch compares kubectl get -w with kwatch's watch: the
-// initial list, then a change, row by row. Cells are compared, not
-// spacing: kwatch widens a watched table's columns ahead of time (minimum
-// widths and slack, so that later rows stay aligned), where kubectl sizes
-// them to the first rows.
+// TestGoldenKubectlWatch compares kubectl get -w with kwatch's watch byte
+// for byte: the initial list, then a change.
 func TestGoldenKubectlWatch(t *testing.T) {
 	bin := goldenKubectl(t)
 	h, kc := goldenCluster(t)
@@ -226,7 +223,7 @@ func TestGoldenKubectlWatch(t *testing.T) {
 				Labels: map[string]string{"app": "web", "tier": "front"}})
 			require.NoError(t, err)
 			want, got = append(want, take(klines, tc.after)...), append(got, take(wlines, tc.after)...)
-			require.Equal(t, cells(want), cells(got), "kwatch (actual) against kubectl (expected):\n%s\n---\n%s",
+			require.Equal(t, want, got, "kwatch (actual) against kubectl (expected):\n%s\n---\n%s",
 				strings.Join(want, "\n"), strings.Join(got, "\n"))
 		})
 	}
@@ -239,15 +236,6 @@ func take(lr *lineReader, n int) []string {
 		got = append(got, lr.until(func(string) bool { return true })...)
 	}
 	return got
-}
-
-// cells splits lines into their cells.
-func cells(lines []string) [][]string {
-	out := make([][]string, len(lines))
-	for i, l := range lines {
-		out[i] = strings.Fields(l)
-	}
-	return out
 }
 
 // TestGoldenKubectlWatchNotFound: kubectl fails before it watches when the

@@ -58,8 +58,9 @@ func (s *streamSink[T]) write(batch []change[T]) error {
 func (s *streamSink[T]) close() error { return s.stream.Close() }
 
 // newTable builds the table for o's output, with NAMESPACE first for -A.
-// Minimum widths apply only while watching; a list printed once is sized
-// to its cells, as kubectl sizes it.
+// Minimum widths apply only while watching; otherwise, and while watching
+// without them, columns are sized to the first rows and grow when a longer
+// cell comes, as kubectl's are, so that kwatch prints kubectl's bytes.
 func newTable(out io.Writer, e *env, o *getOptions, t *target, headers []string, mins []int) *printers.Table {
 	if !o.watch {
 		mins = nil
@@ -69,16 +70,7 @@ func newTable(out io.Writer, e *env, o *getOptions, t *target, headers []string,
 		mins = append([]int{0}, mins...)
 	}
 	return &printers.Table{W: out, Headers: headers, MinWidths: mins, Event: o.watchEvents,
-		Color: e.useColor(), NoHeader: o.noHeaders, Slack: watchSlack(o)}
-}
-
-// watchSlack widens data-sized columns of a watched table a little: new
-// objects often have slightly longer names than the first ones.
-func watchSlack(o *getOptions) int {
-	if o.watch {
-		return 2
-	}
-	return 0
+		Color: e.useColor(), NoHeader: o.noHeaders}
 }
 
 // withNamespace puts the namespace before a row when -A shows it.
@@ -87,13 +79,6 @@ func withNamespace(t *target, ns string, row []string) []string {
 		return row
 	}
 	return append([]string{ns}, row...)
-}
-
-// podMinWidths keep a watched pod table aligned as values change: the
-// longest common statuses and restart strings fit from the start.
-var podMinWidths = map[string]int{
-	"READY": 5, "STATUS": len("ContainerCreating"), "RESTARTS": len("10 (10m ago)"), "AGE": 5,
-	"IP": len("255.255.255.255"),
 }
 
 // serverTable prints the server's Table rows (informer.Options.Table) as
@@ -118,11 +103,9 @@ type serverTable struct {
 }
 
 func newServerTable(out io.Writer, e *env, o *getOptions, t *target) *serverTable {
-	s := &serverTable{out: out, e: e, o: o, t: t, wide: o.output == "wide", empty: noResources(e, o, t)}
-	if t.res.Resource == "pods" && t.res.Group == "" {
-		s.mins = podMinWidths
-	}
-	return s
+	// No minimum widths (mins): kubectl sizes a watched table to its first
+	// rows too.
+	return &serverTable{out: out, e: e, o: o, t: t, wide: o.output == "wide", empty: noResources(e, o, t)}
 }
 
 func (s *serverTable) write(batch []change[*printers.ServerRow]) error {
