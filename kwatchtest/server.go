@@ -35,6 +35,17 @@ type Options struct {
 	// Seed makes generated uids, names and fault randomness reproducible. Zero
 	// means 1.
 	Seed uint64
+	// GarbageCollect does what kube-controller-manager's garbage collector
+	// would beside the API server, which alone only stores ownerReferences and
+	// adds the foregroundDeletion or orphan finalizer on delete: dependents
+	// whose owners (by uid) are all gone are deleted (background), the
+	// dependents of an owner deleted with propagationPolicy Foreground are
+	// deleted and the owner goes once none with blockOwnerDeletion is left, and
+	// those of an owner deleted with Orphan lose their reference to it. False
+	// means none of this happens, as on a bare kube-apiserver. The API server's
+	// part is checked against a real kube-apiserver by the conformance suite;
+	// this part only against this package's tests.
+	GarbageCollect bool
 }
 
 // Server is a simulated API server serving on 127.0.0.1. It is safe for
@@ -47,6 +58,7 @@ type Server struct {
 
 	cancel context.CancelFunc
 	served chan error // Serve's result, once
+	gcDone chan error // CollectGarbage's result, once; nil without GarbageCollect
 
 	mu         sync.Mutex
 	dir        string // a temporary directory for the kubeconfig; "" until needed
@@ -73,8 +85,9 @@ func Start(t testing.TB, opts Options) *Server {
 	return s
 }
 
-// NewServer starts a server outside a test (an Example, a TestMain, a program);
-// the caller must Close it. Its methods that cannot go on panic.
+// NewServer starts a server outside a test (an Example, a TestMain, a program):
+// it serves (and collects garbage) in goroutines of its own until Close, which
+// the caller must call. Its methods that cannot go on panic.
 func NewServer(opts Options) (*Server, error) {
 	srv, err := sim.New(sim.Options{
 		TLS:              opts.TLS,
@@ -98,6 +111,10 @@ func NewServer(opts Options) (*Server, error) {
 		s.url = "https://" + ln.Addr().String()
 	}
 	go func() { s.served <- srv.Serve(ctx, ln) }()
+	if opts.GarbageCollect {
+		s.gcDone = make(chan error, 1)
+		go func() { s.gcDone <- srv.CollectGarbage(ctx) }()
+	}
 	return s, nil
 }
 
@@ -112,6 +129,11 @@ func (s *Server) Close() error {
 	s.closed = true
 	s.cancel()
 	err := <-s.served
+	if s.gcDone != nil {
+		if gerr := <-s.gcDone; err == nil {
+			err = gerr
+		}
+	}
 	if s.dir != "" {
 		if rerr := os.RemoveAll(s.dir); err == nil {
 			err = rerr
