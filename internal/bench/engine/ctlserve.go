@@ -63,6 +63,7 @@ func ServeController(ctx context.Context, cfg CtlConfig, in io.Reader, out io.Wr
 		wg.Wait()
 	}()
 	s := &ctlServer{p: p}
+	started := false
 	sc := bufio.NewScanner(in)
 	enc := json.NewEncoder(out)
 	for sc.Scan() {
@@ -77,7 +78,14 @@ func ServeController(ctx context.Context, cfg CtlConfig, in io.Reader, out io.Wr
 			wg.Wait()
 			return enc.Encode(wire.CtlReply{})
 		case "sync":
-			s.begin(cmd, "") // cmd.ID is the round the pods already carry
+			if started {
+				err = errors.New("engine: sync twice")
+				break
+			}
+			if err = s.begin(cmd, ""); err != nil { // cmd.ID: the round the pods already carry
+				break
+			}
+			started = true
 			wg.Go(func() {
 				if err := e.run(runCtx); err != nil {
 					fmt.Fprintln(os.Stderr, "engine run:", err)
