@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,7 +17,7 @@ import (
 // prints a Table for, plus a custom resource with printer columns, created
 // three days ago to the second so that AGE prints "3d" to kubectl and kwatch
 // alike.
-func tablesCluster(t *testing.T) string {
+func tablesCluster(t *testing.T) (*simtest.Harness, string) {
 	t.Helper()
 	var loading atomic.Bool
 	loading.Store(true)
@@ -83,7 +84,7 @@ func tablesCluster(t *testing.T) string {
 		require.NoError(t, err, "create %s", o.resource)
 	}
 	loading.Store(false)
-	return h.Kubeconfig(t)
+	return h, h.Kubeconfig(t)
 }
 
 // TestGoldenKubectlTables compares kwatch's tables of every kind the
@@ -92,7 +93,7 @@ func tablesCluster(t *testing.T) string {
 // numbers, booleans, missing cells and a cell with a line break.
 func TestGoldenKubectlTables(t *testing.T) {
 	bin := goldenKubectl(t)
-	kc := tablesCluster(t)
+	_, kc := tablesCluster(t)
 	var cases [][]string
 	for _, kind := range []string{"deployments", "replicasets", "statefulsets", "services", "configmaps", "secrets", "events", "widgets"} {
 		cases = append(cases, []string{kind, "-n", "demo"}, []string{kind, "-n", "demo", "-o", "wide"}, []string{kind, "-A"})
@@ -108,6 +109,50 @@ func TestGoldenKubectlTables(t *testing.T) {
 			got := kwatch(t, testEnv(t), append(append([]string{"get"}, args...), "--watch=false", "--kubeconfig", kc)...)
 			require.Equal(t, 0, got.code, "kwatch: %s", got.stderr)
 			require.Equal(t, want.stdout, got.stdout, "stdout of kwatch (actual) against kubectl's (expected)")
+		})
+	}
+}
+
+// TestGoldenKubectlTablesWatch compares kubectl get -w with kwatch's watch
+// of other kinds byte for byte: the initial list, then the row of a change,
+// both printed from the server's Table rows.
+func TestGoldenKubectlTablesWatch(t *testing.T) {
+	bin := goldenKubectl(t)
+	h, kc := tablesCluster(t)
+	cases := []struct {
+		args           []string
+		initial, after int
+		resource, name string
+		patch          string
+	}{
+		{[]string{"deployments", "-n", "demo", "-w"}, 2, 1, "deployments.apps", "web", `{"spec":{"replicas":5}}`},
+		{[]string{"configmaps", "-n", "demo", "-w", "--output-watch-events"}, 2, 1, "configmaps", "settings", `{"data":{"d":"4"}}`},
+		{[]string{"widgets", "-n", "demo", "-w", "-o", "wide"}, 3, 1, "widgets.example.com", "w1", `{"spec":{"size":7,"shiny":false}}`},
+		{[]string{"services", "-n", "demo", "-w"}, 4, 1, "services", "web", `{"spec":{"selector":{"app":"web2"}}}`},
+		{[]string{"services", "web", "-n", "demo", "-w"}, 2, 1, "services", "web", `{"spec":{"selector":{"app":"web3"}}}`},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			// Only this test watches the cluster: with the last case's
+			// watches gone, two open ones are kubectl's and kwatch's.
+			eventually(t, "the last case's watches closed", func() bool { return h.Server.Stats().ActiveWatches == 0 })
+			kubectlCmd := exec.Command(bin, append([]string{"--kubeconfig", kc, "--cache-dir", t.TempDir(), "get"}, tc.args...)...)
+			kubectlCmd.Env = testEnv(t)
+			kout, err := kubectlCmd.StdoutPipe()
+			require.NoError(t, err)
+			require.NoError(t, kubectlCmd.Start())
+			t.Cleanup(func() { _ = kubectlCmd.Process.Kill(); _ = kubectlCmd.Wait() })
+			addr := freeAddr(t)
+			p := start(t, testEnv(t), append(append([]string{"get"}, tc.args...), "--kubeconfig", kc, "--metrics-addr", addr)...)
+			klines, wlines := readLines(t, kout), readLines(t, p.stdout)
+			want, got := take(klines, tc.initial), take(wlines, tc.initial)
+			eventually(t, "kwatch synced", func() bool { return ready("http://" + addr + "/readyz") })
+			eventually(t, "both watches open", func() bool { return h.Server.Stats().ActiveWatches >= 2 })
+			_, err = h.Server.Patch(tc.resource, "demo", tc.name, []byte(tc.patch))
+			require.NoError(t, err)
+			want, got = append(want, take(klines, tc.after)...), append(got, take(wlines, tc.after)...)
+			require.Equal(t, want, got, "kwatch (actual) against kubectl (expected):\n%s\n---\n%s",
+				strings.Join(want, "\n"), strings.Join(got, "\n"))
 		})
 	}
 }
