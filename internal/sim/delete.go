@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	stdjson "encoding/json"
 	"fmt"
 	"net/http"
@@ -44,6 +45,12 @@ var propagationPolicies = []string{"Foreground", "Background", "Orphan"}
 // parseDeleteOptions reads a delete's body and query.
 func parseDeleteOptions(body []byte, q url.Values) (deleteOptions, *StatusError) {
 	var d deleteBody
+	if bytes.HasPrefix(body, pbMagic) { // client-go's typed clients in protobuf (deleteproto.go)
+		var serr *StatusError
+		if body, serr = deleteOptionsJSON(body); serr != nil {
+			return deleteOptions{}, serr
+		}
+	}
 	if len(strings.TrimSpace(string(body))) > 0 {
 		// The standard library's decoder words errors as the real server's does.
 		if err := stdjson.Unmarshal(body, &d); err != nil {

@@ -8,6 +8,7 @@ var pbRoots = map[string]uint16{
 	"apps/v1 ReplicaSet":           5,
 	"coordination.k8s.io/v1 Lease": 10,
 	"events.k8s.io/v1 Event":       185,
+	"meta.k8s.io/v1 DeleteOptions": 188,
 	"v1 ConfigMap":                 24,
 	"v1 Event":                     54,
 	"v1 Namespace":                 83,
@@ -23,7 +24,7 @@ var pbRoots = map[string]uint16{
 var pbMessages = [...]pbMessage{
 	// 0: k8s.io/api/apps/v1.Deployment
 	{"Deployment", []pbField{
-		{"metadata", 1, pbMsg, 0, pbOmitEmpty, 191},
+		{"metadata", 1, pbMsg, 0, pbOmitEmpty, 192},
 		{"spec", 2, pbMsg, 0, pbOmitEmpty, 2},
 		{"status", 3, pbMsg, 0, pbOmitEmpty, 3},
 	}},
@@ -39,7 +40,7 @@ var pbMessages = [...]pbMessage{
 	// 2: k8s.io/api/apps/v1.DeploymentSpec
 	{"DeploymentSpec", []pbField{
 		{"replicas", 1, pbInt32, 0, pbOmitEmpty | pbPointer, 0},
-		{"selector", 2, pbMsg, 0, pbPointer, 188},
+		{"selector", 2, pbMsg, 0, pbPointer, 189},
 		{"template", 3, pbMsg, 0, 0, 133},
 		{"strategy", 4, pbMsg, 0, pbOmitEmpty, 4},
 		{"minReadySeconds", 5, pbInt32, 0, pbOmitEmpty, 0},
@@ -66,7 +67,7 @@ var pbMessages = [...]pbMessage{
 	}},
 	// 5: k8s.io/api/apps/v1.ReplicaSet
 	{"ReplicaSet", []pbField{
-		{"metadata", 1, pbMsg, 0, pbOmitEmpty, 191},
+		{"metadata", 1, pbMsg, 0, pbOmitEmpty, 192},
 		{"spec", 2, pbMsg, 0, pbOmitEmpty, 7},
 		{"status", 3, pbMsg, 0, pbOmitEmpty, 8},
 	}},
@@ -81,7 +82,7 @@ var pbMessages = [...]pbMessage{
 	// 7: k8s.io/api/apps/v1.ReplicaSetSpec
 	{"ReplicaSetSpec", []pbField{
 		{"replicas", 1, pbInt32, 0, pbOmitEmpty | pbPointer, 0},
-		{"selector", 2, pbMsg, 0, pbPointer, 188},
+		{"selector", 2, pbMsg, 0, pbPointer, 189},
 		{"template", 3, pbMsg, 0, pbOmitEmpty, 133},
 		{"minReadySeconds", 4, pbInt32, 0, pbOmitEmpty, 0},
 	}},
@@ -102,7 +103,7 @@ var pbMessages = [...]pbMessage{
 	}},
 	// 10: k8s.io/api/coordination/v1.Lease
 	{"Lease", []pbField{
-		{"metadata", 1, pbMsg, 0, pbOmitEmpty, 191},
+		{"metadata", 1, pbMsg, 0, pbOmitEmpty, 192},
 		{"spec", 2, pbMsg, 0, pbOmitEmpty, 11},
 	}},
 	// 11: k8s.io/api/coordination/v1.LeaseSpec
@@ -190,14 +191,14 @@ var pbMessages = [...]pbMessage{
 	{"ClusterTrustBundleProjection", []pbField{
 		{"name", 1, pbString, 0, pbOmitEmpty | pbPointer, 0},
 		{"signerName", 2, pbString, 0, pbOmitEmpty | pbPointer, 0},
-		{"labelSelector", 3, pbMsg, 0, pbOmitEmpty | pbPointer, 188},
+		{"labelSelector", 3, pbMsg, 0, pbOmitEmpty | pbPointer, 189},
 		{"path", 4, pbString, 0, 0, 0},
 		{"optional", 5, pbBool, 0, pbOmitEmpty | pbPointer, 0},
 		{"user", 6, pbInt64, 0, pbOmitEmpty | pbPointer, 0},
 	}},
 	// 24: k8s.io/api/core/v1.ConfigMap
 	{"ConfigMap", []pbField{
-		{"metadata", 1, pbMsg, 0, pbOmitEmpty, 191},
+		{"metadata", 1, pbMsg, 0, pbOmitEmpty, 192},
 		{"data", 2, pbString, pbString, pbOmitEmpty | pbMap, 0},
 		{"binaryData", 3, pbBytes, pbString, pbOmitEmpty | pbMap, 0},
 		{"immutable", 4, pbBool, 0, pbOmitEmpty | pbPointer, 0},
@@ -431,7 +432,7 @@ var pbMessages = [...]pbMessage{
 	}},
 	// 54: k8s.io/api/core/v1.Event
 	{"Event", []pbField{
-		{"metadata", 1, pbMsg, 0, 0, 191},
+		{"metadata", 1, pbMsg, 0, 0, 192},
 		{"involvedObject", 2, pbMsg, 0, 0, 109},
 		{"reason", 3, pbString, 0, pbOmitEmpty, 0},
 		{"message", 4, pbString, 0, pbOmitEmpty, 0},
@@ -619,7 +620,7 @@ var pbMessages = [...]pbMessage{
 	}},
 	// 83: k8s.io/api/core/v1.Namespace
 	{"Namespace", []pbField{
-		{"metadata", 1, pbMsg, 0, pbOmitEmpty, 191},
+		{"metadata", 1, pbMsg, 0, pbOmitEmpty, 192},
 		{"spec", 2, pbMsg, 0, pbOmitEmpty, 85},
 		{"status", 3, pbMsg, 0, pbOmitEmpty, 86},
 	}},
@@ -642,7 +643,7 @@ var pbMessages = [...]pbMessage{
 	}},
 	// 87: k8s.io/api/core/v1.Node
 	{"Node", []pbField{
-		{"metadata", 1, pbMsg, 0, pbOmitEmpty, 191},
+		{"metadata", 1, pbMsg, 0, pbOmitEmpty, 192},
 		{"spec", 2, pbMsg, 0, pbOmitEmpty, 104},
 		{"status", 3, pbMsg, 0, pbOmitEmpty, 105},
 	}},
@@ -798,7 +799,7 @@ var pbMessages = [...]pbMessage{
 		{"accessModes", 1, pbString, 0, pbOmitEmpty | pbRepeated, 0},
 		{"resources", 2, pbMsg, 0, pbOmitEmpty, 179},
 		{"volumeName", 3, pbString, 0, pbOmitEmpty, 0},
-		{"selector", 4, pbMsg, 0, pbOmitEmpty | pbPointer, 188},
+		{"selector", 4, pbMsg, 0, pbOmitEmpty | pbPointer, 189},
 		{"storageClassName", 5, pbString, 0, pbOmitEmpty | pbPointer, 0},
 		{"volumeMode", 6, pbString, 0, pbOmitEmpty | pbPointer, 0},
 		{"dataSource", 7, pbMsg, 0, pbOmitEmpty | pbPointer, 171},
@@ -807,7 +808,7 @@ var pbMessages = [...]pbMessage{
 	}},
 	// 111: k8s.io/api/core/v1.PersistentVolumeClaimTemplate
 	{"PersistentVolumeClaimTemplate", []pbField{
-		{"metadata", 1, pbMsg, 0, pbOmitEmpty, 191},
+		{"metadata", 1, pbMsg, 0, pbOmitEmpty, 192},
 		{"spec", 2, pbMsg, 0, 0, 110},
 	}},
 	// 112: k8s.io/api/core/v1.PersistentVolumeClaimVolumeSource
@@ -822,7 +823,7 @@ var pbMessages = [...]pbMessage{
 	}},
 	// 114: k8s.io/api/core/v1.Pod
 	{"Pod", []pbField{
-		{"metadata", 1, pbMsg, 0, pbOmitEmpty, 191},
+		{"metadata", 1, pbMsg, 0, pbOmitEmpty, 192},
 		{"spec", 2, pbMsg, 0, pbOmitEmpty, 131},
 		{"status", 3, pbMsg, 0, pbOmitEmpty, 132},
 	}},
@@ -833,10 +834,10 @@ var pbMessages = [...]pbMessage{
 	}},
 	// 116: k8s.io/api/core/v1.PodAffinityTerm
 	{"PodAffinityTerm", []pbField{
-		{"labelSelector", 1, pbMsg, 0, pbOmitEmpty | pbPointer, 188},
+		{"labelSelector", 1, pbMsg, 0, pbOmitEmpty | pbPointer, 189},
 		{"namespaces", 2, pbString, 0, pbOmitEmpty | pbRepeated, 0},
 		{"topologyKey", 3, pbString, 0, 0, 0},
-		{"namespaceSelector", 4, pbMsg, 0, pbOmitEmpty | pbPointer, 188},
+		{"namespaceSelector", 4, pbMsg, 0, pbOmitEmpty | pbPointer, 189},
 		{"matchLabelKeys", 5, pbString, 0, pbOmitEmpty | pbRepeated, 0},
 		{"mismatchLabelKeys", 6, pbString, 0, pbOmitEmpty | pbRepeated, 0},
 	}},
@@ -1002,7 +1003,7 @@ var pbMessages = [...]pbMessage{
 	}},
 	// 133: k8s.io/api/core/v1.PodTemplateSpec
 	{"PodTemplateSpec", []pbField{
-		{"metadata", 1, pbMsg, 0, pbOmitEmpty, 191},
+		{"metadata", 1, pbMsg, 0, pbOmitEmpty, 192},
 		{"spec", 2, pbMsg, 0, pbOmitEmpty, 131},
 	}},
 	// 134: k8s.io/api/core/v1.PodVolumeHealth
@@ -1126,7 +1127,7 @@ var pbMessages = [...]pbMessage{
 	}},
 	// 151: k8s.io/api/core/v1.Secret
 	{"Secret", []pbField{
-		{"metadata", 1, pbMsg, 0, pbOmitEmpty, 191},
+		{"metadata", 1, pbMsg, 0, pbOmitEmpty, 192},
 		{"data", 2, pbBytes, pbString, pbOmitEmpty | pbMap, 0},
 		{"type", 3, pbString, 0, pbOmitEmpty, 0},
 		{"stringData", 4, pbString, pbString, pbOmitEmpty | pbMap, 0},
@@ -1174,13 +1175,13 @@ var pbMessages = [...]pbMessage{
 	}},
 	// 157: k8s.io/api/core/v1.Service
 	{"Service", []pbField{
-		{"metadata", 1, pbMsg, 0, pbOmitEmpty, 191},
+		{"metadata", 1, pbMsg, 0, pbOmitEmpty, 192},
 		{"spec", 2, pbMsg, 0, pbOmitEmpty, 161},
 		{"status", 3, pbMsg, 0, pbOmitEmpty, 162},
 	}},
 	// 158: k8s.io/api/core/v1.ServiceAccount
 	{"ServiceAccount", []pbField{
-		{"metadata", 1, pbMsg, 0, pbOmitEmpty, 191},
+		{"metadata", 1, pbMsg, 0, pbOmitEmpty, 192},
 		{"secrets", 2, pbMsg, 0, pbOmitEmpty | pbRepeated, 109},
 		{"imagePullSecrets", 3, pbMsg, 0, pbOmitEmpty | pbRepeated, 81},
 		{"automountServiceAccountToken", 4, pbBool, 0, pbOmitEmpty | pbPointer, 0},
@@ -1275,7 +1276,7 @@ var pbMessages = [...]pbMessage{
 		{"maxSkew", 1, pbInt32, 0, 0, 0},
 		{"topologyKey", 2, pbString, 0, 0, 0},
 		{"whenUnsatisfiable", 3, pbString, 0, 0, 0},
-		{"labelSelector", 4, pbMsg, 0, pbOmitEmpty | pbPointer, 188},
+		{"labelSelector", 4, pbMsg, 0, pbOmitEmpty | pbPointer, 189},
 		{"minDomains", 5, pbInt32, 0, pbOmitEmpty | pbPointer, 0},
 		{"nodeAffinityPolicy", 6, pbString, 0, pbOmitEmpty | pbPointer, 0},
 		{"nodeTaintsPolicy", 7, pbString, 0, pbOmitEmpty | pbPointer, 0},
@@ -1401,7 +1402,7 @@ var pbMessages = [...]pbMessage{
 	}},
 	// 185: k8s.io/api/events/v1.Event
 	{"Event", []pbField{
-		{"metadata", 1, pbMsg, 0, 0, 191},
+		{"metadata", 1, pbMsg, 0, 0, 192},
 		{"eventTime", 2, pbMicroTime, 0, 0, 0},
 		{"series", 3, pbMsg, 0, pbOmitEmpty | pbPointer, 186},
 		{"reportingController", 4, pbString, 0, pbOmitEmpty, 0},
@@ -1431,18 +1432,27 @@ var pbMessages = [...]pbMessage{
 		{"reason", 5, pbString, 0, 0, 0},
 		{"message", 6, pbString, 0, 0, 0},
 	}},
-	// 188: k8s.io/apimachinery/pkg/apis/meta/v1.LabelSelector
+	// 188: k8s.io/apimachinery/pkg/apis/meta/v1.DeleteOptions
+	{"DeleteOptions", []pbField{
+		{"gracePeriodSeconds", 1, pbInt64, 0, pbOmitEmpty | pbPointer, 0},
+		{"preconditions", 2, pbMsg, 0, pbOmitEmpty | pbPointer, 194},
+		{"orphanDependents", 3, pbBool, 0, pbOmitEmpty | pbPointer, 0},
+		{"propagationPolicy", 4, pbString, 0, pbOmitEmpty | pbPointer, 0},
+		{"dryRun", 5, pbString, 0, pbOmitEmpty | pbRepeated, 0},
+		{"ignoreStoreReadErrorWithClusterBreakingPotential", 6, pbBool, 0, pbOmitEmpty | pbPointer, 0},
+	}},
+	// 189: k8s.io/apimachinery/pkg/apis/meta/v1.LabelSelector
 	{"LabelSelector", []pbField{
 		{"matchLabels", 1, pbString, pbString, pbOmitEmpty | pbMap, 0},
-		{"matchExpressions", 2, pbMsg, 0, pbOmitEmpty | pbRepeated, 189},
+		{"matchExpressions", 2, pbMsg, 0, pbOmitEmpty | pbRepeated, 190},
 	}},
-	// 189: k8s.io/apimachinery/pkg/apis/meta/v1.LabelSelectorRequirement
+	// 190: k8s.io/apimachinery/pkg/apis/meta/v1.LabelSelectorRequirement
 	{"LabelSelectorRequirement", []pbField{
 		{"key", 1, pbString, 0, 0, 0},
 		{"operator", 2, pbString, 0, 0, 0},
 		{"values", 3, pbString, 0, pbOmitEmpty | pbRepeated, 0},
 	}},
-	// 190: k8s.io/apimachinery/pkg/apis/meta/v1.ManagedFieldsEntry
+	// 191: k8s.io/apimachinery/pkg/apis/meta/v1.ManagedFieldsEntry
 	{"ManagedFieldsEntry", []pbField{
 		{"manager", 1, pbString, 0, pbOmitEmpty, 0},
 		{"operation", 2, pbString, 0, pbOmitEmpty, 0},
@@ -1452,7 +1462,7 @@ var pbMessages = [...]pbMessage{
 		{"fieldsV1", 7, pbRawJSON, 0, pbOmitEmpty | pbPointer, 0},
 		{"subresource", 8, pbString, 0, pbOmitEmpty, 0},
 	}},
-	// 191: k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta
+	// 192: k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta
 	{"ObjectMeta", []pbField{
 		{"name", 1, pbString, 0, pbOmitEmpty, 0},
 		{"generateName", 2, pbString, 0, pbOmitEmpty, 0},
@@ -1466,11 +1476,11 @@ var pbMessages = [...]pbMessage{
 		{"deletionGracePeriodSeconds", 10, pbInt64, 0, pbOmitEmpty | pbPointer, 0},
 		{"labels", 11, pbString, pbString, pbOmitEmpty | pbMap, 0},
 		{"annotations", 12, pbString, pbString, pbOmitEmpty | pbMap, 0},
-		{"ownerReferences", 13, pbMsg, 0, pbOmitEmpty | pbRepeated, 192},
+		{"ownerReferences", 13, pbMsg, 0, pbOmitEmpty | pbRepeated, 193},
 		{"finalizers", 14, pbString, 0, pbOmitEmpty | pbRepeated, 0},
-		{"managedFields", 17, pbMsg, 0, pbOmitEmpty | pbRepeated, 190},
+		{"managedFields", 17, pbMsg, 0, pbOmitEmpty | pbRepeated, 191},
 	}},
-	// 192: k8s.io/apimachinery/pkg/apis/meta/v1.OwnerReference
+	// 193: k8s.io/apimachinery/pkg/apis/meta/v1.OwnerReference
 	{"OwnerReference", []pbField{
 		{"kind", 1, pbString, 0, 0, 0},
 		{"name", 3, pbString, 0, 0, 0},
@@ -1478,5 +1488,10 @@ var pbMessages = [...]pbMessage{
 		{"apiVersion", 5, pbString, 0, 0, 0},
 		{"controller", 6, pbBool, 0, pbOmitEmpty | pbPointer, 0},
 		{"blockOwnerDeletion", 7, pbBool, 0, pbOmitEmpty | pbPointer, 0},
+	}},
+	// 194: k8s.io/apimachinery/pkg/apis/meta/v1.Preconditions
+	{"Preconditions", []pbField{
+		{"uid", 1, pbString, 0, pbOmitEmpty | pbPointer, 0},
+		{"resourceVersion", 2, pbString, 0, pbOmitEmpty | pbPointer, 0},
 	}},
 }

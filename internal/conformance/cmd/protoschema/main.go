@@ -20,6 +20,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // root is one kind the simulator serves, or may be given with RegisterResource,
@@ -44,6 +45,9 @@ var roots = []root{
 	{"apps/v1", reflect.TypeFor[appsv1.ReplicaSet]()},
 	{"coordination.k8s.io/v1", reflect.TypeFor[coordinationv1.Lease]()},
 	{"events.k8s.io/v1", reflect.TypeFor[eventsv1.Event]()},
+	// DeleteOptions is a body, not a kind served: client-go's typed clients send
+	// it in protobuf, under their own group's apiVersion (delete.go reads it).
+	{"meta.k8s.io/v1", reflect.TypeFor[metav1.DeleteOptions]()},
 }
 
 func main() {
