@@ -31,7 +31,9 @@ type Column struct {
 // a Table list as the watch package hands it over) or, from a server that
 // cannot print Tables, the plain object: then Cells is nil and Fallback is
 // set, and the row prints kubectl's fallback columns NAME and AGE
-// (FallbackColumns, FallbackCells). The zero value is an empty row.
+// (FallbackColumns, FallbackCells). The zero value is an empty row. A row
+// cached by an informer is shared with its handlers: read-only, and then
+// safe to read from any goroutine.
 type ServerRow struct {
 	Meta
 	// Cells are the row's cells as kubectl prints them (see FormatCell),
