@@ -161,11 +161,8 @@ func withGetShortcut(root *cobra.Command, args []string) []string {
 	i := firstPositional(get, args)
 	switch {
 	case i < 0:
-		if len(args) > 0 && isHelpFlag(args[0]) || args[0] == "--version" {
-			return args // "kwatch -h", "kwatch --version"
-		}
 		if onlyRootFlags(args) {
-			return args
+			return args // "kwatch -h", "kwatch --version"
 		}
 		return append([]string{"get"}, args...) // "kwatch -n demo": get says what is missing
 	case isCommand(root, args[i]):
