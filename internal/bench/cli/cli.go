@@ -67,7 +67,7 @@ func Main(args []string) int {
 	case "harness":
 		if *scenarios == "controller" {
 			err = runController(ctx, ctlFlags{rows: *rows, pods: *pods, runs: *runs, rounds: *rounds, workers: *workers,
-				name: *name, profileDir: *profileDir, out: *out})
+				name: *name, profileDir: *profileDir, out: *out, tune: *tune})
 			break
 		}
 		if *scenarios != "" {

@@ -18,6 +18,7 @@ type ctlFlags struct {
 	rows, pods            string
 	runs, rounds, workers int
 	name, profileDir, out string
+	tune                  bool // add ControllerTuningRows
 }
 
 // runController runs the controller scenario and writes
@@ -25,6 +26,9 @@ type ctlFlags struct {
 func runController(ctx context.Context, f ctlFlags) error {
 	cfg := harness.Controller()
 	cfg.Log, cfg.ProfileDir = os.Stderr, f.profileDir
+	if f.tune {
+		cfg.Rows = append(cfg.Rows, harness.ControllerTuningRows()...)
+	}
 	if f.name != "" {
 		cfg.Mode = f.name
 	}

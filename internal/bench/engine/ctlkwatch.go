@@ -20,7 +20,10 @@ type kwatchCtl struct {
 	mgr *controller.Manager
 }
 
-func newKwatchCtl(cfg CtlConfig, p *ctlProbe) (ctlEngine, error) {
+// newKwatchCtl builds the controller; with noCopy its reconciler reads the
+// informer's store in place (controller.Informer, then Store().Get)
+// instead of the Reader's deep copy, to measure what the copy costs.
+func newKwatchCtl(cfg CtlConfig, p *ctlProbe, noCopy bool) (ctlEngine, error) {
 	// ContentType "" is kwatch's default: protobuf where the server speaks
 	// it, JSON otherwise.
 	c, err := kube.NewClient(&kube.Config{Host: cfg.Host, QPS: -1})
@@ -36,11 +39,22 @@ func newKwatchCtl(cfg CtlConfig, p *ctlProbe) (ctlEngine, error) {
 	if err != nil {
 		return nil, err
 	}
+	get := pods.Get
+	if noCopy {
+		inf, err := controller.Informer[*corev1.Pod](mgr, kube.Pods)
+		if err != nil {
+			return nil, err
+		}
+		get = func(_ context.Context, key controller.Key) (*corev1.Pod, bool, error) {
+			pod, ok := inf.Store().Get(key.String()) // workers start after the sync
+			return pod, ok, nil
+		}
+	}
 	writes := client.For[*corev1.Pod](c, kube.Pods, client.Options{})
 	_, err = controller.New(mgr, controller.Config[*corev1.Pod]{
 		Name: "bench", For: kube.Pods, Workers: cfg.Workers,
 		Reconcile: func(ctx context.Context, key controller.Key) (controller.Result, error) {
-			pod, ok, err := pods.Get(ctx, key)
+			pod, ok, err := get(ctx, key)
 			if err != nil || !ok {
 				return controller.Result{}, err
 			}

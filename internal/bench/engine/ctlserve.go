@@ -27,7 +27,7 @@ type CtlConfig struct {
 }
 
 // CtlEngines names every controller engine.
-var CtlEngines = []string{"kwatch-controller", "controller-runtime", "controller-runtime-fifo"}
+var CtlEngines = []string{"kwatch-controller", "kwatch-controller-nocopy", "controller-runtime", "controller-runtime-fifo"}
 
 // ctlEngine is a controller manager: run starts its caches and workers
 // and returns when ctx ends and its goroutines have exited.
@@ -38,7 +38,9 @@ type ctlEngine interface {
 func newCtlEngine(cfg CtlConfig, p *ctlProbe) (ctlEngine, error) {
 	switch cfg.Engine {
 	case "kwatch-controller":
-		return newKwatchCtl(cfg, p)
+		return newKwatchCtl(cfg, p, false)
+	case "kwatch-controller-nocopy":
+		return newKwatchCtl(cfg, p, true)
 	case "controller-runtime":
 		return newRuntimeCtl(cfg, p, true)
 	case "controller-runtime-fifo":

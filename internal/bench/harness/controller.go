@@ -62,12 +62,23 @@ func ControllerRows() []CtlRow {
 	}
 }
 
+// ControllerTuningRows (-tune) measure what kwatch's Reader.Get costs:
+// the same controller reading the informer's store in place, no copy.
+func ControllerTuningRows() []CtlRow {
+	return []CtlRow{
+		{Name: "kwatch-controller-nocopy", Engine: "kwatch-controller-nocopy"},
+		{Name: "kwatch-controller-proto-nocopy", Engine: "kwatch-controller-nocopy", Proto: true},
+	}
+}
+
 // ControllerPairs are the comparisons: kwatch's row first.
 func ControllerPairs() [][2]string {
 	return [][2]string{
 		{"kwatch-controller", "controller-runtime"},
 		{"kwatch-controller", "controller-runtime-fifo"},
 		{"kwatch-controller-proto", "controller-runtime-proto"},
+		{"kwatch-controller-nocopy", "kwatch-controller"},
+		{"kwatch-controller-proto-nocopy", "kwatch-controller-proto"},
 	}
 }
 
