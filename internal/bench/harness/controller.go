@@ -156,7 +156,7 @@ func runCtlPodCount(ctx context.Context, cfg *CtlConfig, n int, res *report.Resu
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			c := &ctlRunner{cfg: cfg, name: r.Name, engine: r.Engine, be: backends[r.Proto], pods: n, run: run, row: rows[r.Name]}
+			c := &ctlRunner{ctx: ctx, cfg: cfg, name: r.Name, engine: r.Engine, be: backends[r.Proto], pods: n, run: run, row: rows[r.Name]}
 			if err := c.runEngine(); err != nil {
 				cfg.logf("FAILED %v", err)
 				res.Failures = append(res.Failures, err.Error())
@@ -237,6 +237,7 @@ func listJSON(url string) ([]corev1.Pod, error) {
 
 // ctlRunner drives one controller engine process.
 type ctlRunner struct {
+	ctx          context.Context
 	cfg          *CtlConfig
 	name, engine string
 	be           *ctlBackend
@@ -321,7 +322,7 @@ func (c *ctlRunner) round(round int) (string, error) {
 	}
 	c.be.gate.close()
 	c.be.dropWatches(false)
-	if err := waitFor(context.Background(), 10*time.Second, "watches to end", func() bool { return c.be.activeWatches() == 0 }); err != nil {
+	if err := waitFor(c.ctx, 10*time.Second, "watches to end", func() bool { return c.be.activeWatches() == 0 }); err != nil {
 		return id, err
 	}
 	for i := range c.pods {
