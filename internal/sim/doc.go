@@ -232,6 +232,9 @@
 // ("expire-continue"), DropWatches ("drop-watches", with loseHistory to force every
 // watcher to relist).
 //
+// InjectFaultTracked queues a fault as InjectFault does and returns a handle whose
+// Wait returns once that very fault fired (faultwait.go), so tests need no sleeps.
+//
 // Faults count when they fire, not when they are queued or taken: FiredFaults
 // (Stats.FaultsFired; GET /sim/faults answers a FaultReport with the pending faults
 // and these counts) gives, per type, each time a request fault was applied (an
@@ -248,5 +251,8 @@
 // ("pods", "deployments.apps"); PutPod and LoadPods write generated pods;
 // ResourceVersion is the newest RV; Stats counts requests per resource and verb and
 // fired faults (GET /sim/stats serves the same), ResetStats zeroes them, and
-// FiredFaults gives the fired faults alone. Churn generates load.
+// FiredFaults gives the fired faults alone. Churn generates load. ResourceFor
+// names the resource of an apiVersion and kind. CollectGarbage (gc.go) does, until
+// its context ends, what kube-controller-manager's garbage collector would:
+// background, foreground and orphan deletion by ownerReferences.
 package sim
