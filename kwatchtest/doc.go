@@ -40,10 +40,19 @@
 //     ExpireContinueTokens and Restart are done when they return.
 //   - Plain HTTP (HTTP/1.1, chunked watches) or, with Options.TLS, TLS with
 //     HTTP/2 and a certificate made in memory that Config and Kubeconfig trust.
+//   - Deletes behave as the real server's: an object with finalizers gets
+//     deletionTimestamp and stays until a write clears them (no finalizer may be
+//     added meanwhile); a pod bound to a node (spec.nodeName) is deleted
+//     gracefully, deletionTimestamp its grace period ahead (30 s by default), and
+//     stays until a delete with grace period 0, the kubelet's; propagationPolicy
+//     Foreground and Orphan add the garbage collector's finalizers. Delete (the
+//     in-process one) removes at once. Options.GarbageCollect adds what
+//     kube-controller-manager's garbage collector does.
 //   - Start's server stops at t.Cleanup, ending every watch, and waits for each
 //     goroutine it started; nothing outlives the test.
 //
-// What it does not do: no controllers run in it (a Deployment makes no
+// What it does not do: no controllers run in it but the optional garbage
+// collector (a Deployment makes no
 // ReplicaSet, no scheduler binds pods, no kubelet runs them), admission and
 // validation go only as far as names and data keys, and custom resources must
 // be registered by the simulator (the default resources are pods, namespaces,
