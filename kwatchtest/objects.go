@@ -169,7 +169,10 @@ func (s *Server) Patch(resource, namespace, name string, mergePatch any) (Object
 	return fromSim(o), nil
 }
 
-// Delete deletes an object as a client's DELETE with no options would.
+// Delete removes an object at once, whatever its finalizers or grace period,
+// as if whoever they wait for were done. A client's DELETE through the API
+// behaves as on a real server instead: finalizers and a bound pod's grace
+// period keep the object, marked with deletionTimestamp.
 func (s *Server) Delete(resource, namespace, name string) error {
 	_, err := s.srv.Delete(resource, namespace, name)
 	return err
