@@ -8,7 +8,8 @@ import (
 )
 
 // FaultOptions narrows which requests a fault applies to. The zero value is the
-// next matching request of any resource.
+// next matching request of any resource. Faults apply to clients' requests
+// only; the Server's own methods (Apply, Get, List, ...) never take one.
 type FaultOptions struct {
 	// Resource restricts the fault to one resource ("pods", "deployments.apps").
 	// Empty means any.
