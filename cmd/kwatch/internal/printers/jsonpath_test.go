@@ -142,3 +142,25 @@ func FuzzJSONPath(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCustomColumns: any spec either fails with an error or yields as many
+// headers as cells for any document.
+func FuzzCustomColumns(f *testing.F) {
+	for _, s := range []string{"NAME:.metadata.name", "A:{.a},B:b.c[*]", "X:.items[?(@.a==1)].b", ":x", "A:", "A:{.a"} {
+		f.Add(s, jsonpathDoc)
+	}
+	f.Fuzz(func(t *testing.T, spec, doc string) {
+		cc, err := ParseCustomColumns(spec)
+		if err != nil {
+			return
+		}
+		data, err := DecodeJSON([]byte(doc))
+		if err != nil {
+			return
+		}
+		cells, err := cc.Cells(data)
+		if err == nil {
+			require.Len(t, cells, len(cc.Headers))
+		}
+	})
+}
