@@ -29,12 +29,26 @@ type Options struct {
 	// FieldManager is the manager name of every write that names none.
 	// Empty means DefaultFieldManager().
 	FieldManager string
-	// Protobuf sends bodies in protobuf when T has a generated Marshal (see
-	// ProtobufMarshaler) and asks for protobuf answers when T decodes it;
-	// JSON otherwise. Off by default: see the package documentation for
-	// what it costs and saves.
-	Protobuf bool
+	// Encoding is what bodies and answers are encoded in; see Encoding.
+	Encoding Encoding
 }
+
+// Encoding chooses the wire encoding of a Resource's requests.
+type Encoding int
+
+const (
+	// Auto follows the kube.Config's ContentType: protobuf when T has a
+	// generated Marshal and Unmarshal (every k8s.io/api type), as
+	// client-go's typed clients do, unless the config asks for JSON. For
+	// other types, and for patches and applies, JSON.
+	Auto Encoding = iota
+	// JSON sends and asks for JSON whatever T can do.
+	JSON
+	// Protobuf sends protobuf bodies when T has a generated Marshal and asks
+	// for protobuf answers when it has a generated Unmarshal, whatever the
+	// kube.Config says; JSON for what T cannot encode so.
+	Protobuf
+)
 
 // Resource reads and writes the objects of one API resource as T: a
 // typed k8s.io/api object, a slim struct, *metav1.PartialObjectMetadata
@@ -56,9 +70,10 @@ func For[T watch.Object](c *kube.Client, res kube.Resource, opts Options) *Resou
 	}
 	var zero T
 	if _, ok := any(zero).(*metav1.PartialObjectMetadata); ok {
-		r.accept = acceptMeta
+		r.accept = acceptMeta // metadata-only answers are JSON
+		return r
 	}
-	if opts.Protobuf {
+	if opts.Encoding == Protobuf || (opts.Encoding == Auto && c.ContentType() != kube.ContentTypeJSON) {
 		_, r.proto = any(zero).(ProtobufMarshaler)
 		if _, ok := any(zero).(watch.ProtobufObject); ok {
 			r.accept = kube.ContentTypeProtobuf + "," + kube.ContentTypeJSON

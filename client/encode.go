@@ -18,8 +18,9 @@ import (
 var enc = jsoniter.ConfigCompatibleWithStandardLibrary
 
 // ProtobufMarshaler is an object type with a generated protobuf Marshal,
-// as every k8s.io/api type has. Such objects are sent in protobuf when the
-// Resource's Options.Protobuf is set.
+// as every k8s.io/api type has. Such objects are sent in protobuf unless
+// the Resource's Options.Encoding, or its kube.Config's ContentType, says
+// JSON.
 type ProtobufMarshaler interface {
 	Marshal() ([]byte, error)
 }

@@ -166,14 +166,22 @@ func NewCase(row, admin *Conn, verb Verb, kind Kind) (Case, error) {
 
 func configMapOps(c *Conn) ops[*corev1.ConfigMap] {
 	if c.Row.KWatch {
-		return kwatchOps[*corev1.ConfigMap]{client.For[*corev1.ConfigMap](c.kc, kube.ConfigMaps, client.Options{Protobuf: c.Row.Proto})}
+		return kwatchOps[*corev1.ConfigMap]{client.For[*corev1.ConfigMap](c.kc, kube.ConfigMaps, client.Options{Encoding: kwatchEncoding(c.Row.Proto)})}
 	}
 	return clientGoOps[*corev1.ConfigMap]{c.cs.CoreV1().ConfigMaps(Namespace)}
 }
 
 func podOps(c *Conn) ops[*corev1.Pod] {
 	if c.Row.KWatch {
-		return kwatchOps[*corev1.Pod]{client.For[*corev1.Pod](c.kc, kube.Pods, client.Options{Protobuf: c.Row.Proto})}
+		return kwatchOps[*corev1.Pod]{client.For[*corev1.Pod](c.kc, kube.Pods, client.Options{Encoding: kwatchEncoding(c.Row.Proto)})}
 	}
 	return clientGoOps[*corev1.Pod]{c.cs.CoreV1().Pods(Namespace)}
+}
+
+// kwatchEncoding is the client encoding of a kwatch row.
+func kwatchEncoding(proto bool) client.Encoding {
+	if proto {
+		return client.Protobuf
+	}
+	return client.JSON
 }

@@ -6,7 +6,7 @@
 //     answer), merge patch and delete, each on *corev1.ConfigMap and
 //     *corev1.Pod. One benchmark iteration is one request.
 //   - Rows: kwatch-json and client-go-json send and ask for JSON;
-//     kwatch-proto (client.Options.Protobuf) and client-go-proto
+//     kwatch-proto (client.Options.Encoding Protobuf) and client-go-proto
 //     (client-go's default for built-in types) send create and update
 //     bodies in protobuf and ask for protobuf answers. The simulator
 //     answers JSON whatever is asked, so the proto rows measure protobuf

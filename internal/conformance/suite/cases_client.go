@@ -19,8 +19,8 @@ import (
 // same from the real server and the simulator.
 func clientCases() []Case {
 	return []Case{
-		{Name: "client/create-update-conflict-json", Run: func(t T, e *Env) { testClientConflict(t, e, false) }},
-		{Name: "client/create-update-conflict-protobuf", Run: func(t T, e *Env) { testClientConflict(t, e, true) }},
+		{Name: "client/create-update-conflict-json", Run: func(t T, e *Env) { testClientConflict(t, e, client.JSON) }},
+		{Name: "client/create-update-conflict-protobuf", Run: func(t T, e *Env) { testClientConflict(t, e, client.Protobuf) }},
 		{Name: "client/already-exists-and-invalid", Run: testClientAlreadyExistsInvalid},
 		{Name: "client/patch-types", Run: testClientPatchTypes},
 		{Name: "client/apply-conflict-and-force", Run: testClientApply},
@@ -58,8 +58,8 @@ func newDeployment(ns, name string, replicas int32) *appsv1.Deployment {
 
 // testClientConflict: create, read, update; a stale update is a typed 409
 // naming the object; Modify re-reads and wins.
-func testClientConflict(t T, e *Env, protobuf bool) {
-	cms := client.For[*corev1.ConfigMap](e.Admin, configMapsRes, client.Options{Protobuf: protobuf})
+func testClientConflict(t T, e *Env, encoding client.Encoding) {
+	cms := client.For[*corev1.ConfigMap](e.Admin, configMapsRes, client.Options{Encoding: encoding})
 	created, err := cms.Create(e.Ctx, newConfigMap(e.NS, "c", map[string]string{"k": "1"}), client.CreateOptions{})
 	require.NoError(t, err)
 	require.NotEmpty(t, created.UID)
@@ -177,7 +177,7 @@ func testClientApply(t T, e *Env) {
 // testClientStatus: status goes through /status; an update of the object
 // keeps the stored status.
 func testClientStatus(t T, e *Env) {
-	deps := client.For[*appsv1.Deployment](e.Admin, deploymentsRes, client.Options{Protobuf: true})
+	deps := client.For[*appsv1.Deployment](e.Admin, deploymentsRes, client.Options{Encoding: client.Protobuf})
 	d, err := deps.Create(e.Ctx, newDeployment(e.NS, "st", 2), client.CreateOptions{})
 	require.NoError(t, err)
 	d.Status.ObservedGeneration = 7

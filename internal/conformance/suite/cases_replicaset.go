@@ -46,7 +46,7 @@ func testReplicaSetController(t T, e *Env) {
 		<-done
 	})
 
-	rss := client.For[*appsv1.ReplicaSet](c, kube.ReplicaSets, client.Options{Protobuf: true})
+	rss := client.For[*appsv1.ReplicaSet](c, kube.ReplicaSets, client.Options{Encoding: client.Protobuf})
 	pods := client.For[*corev1.Pod](c, kube.Pods, client.Options{})
 	three := int32(3)
 	labels := map[string]string{"app": "web"}
