@@ -279,6 +279,9 @@ func (lt *liveTable) row(r *printers.ServerRow) live.Row {
 			all = r.FallbackCells(now)
 		}
 		shown := printers.Pick(all, lt.shown)
+		for i, c := range shown {
+			shown[i] = printers.DisplayCell(c)
+		}
 		if lt.age >= 0 && lt.age < len(shown) && !r.CreationTimestamp.IsZero() {
 			shown[lt.age] = printers.Age(r.CreationTimestamp, now)
 		}

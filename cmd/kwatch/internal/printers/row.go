@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Column is one of a server Table's columnDefinitions: what kubectl needs
@@ -114,9 +115,9 @@ func (r *ServerRow) Slim() *ServerRow {
 	return r
 }
 
-// FormatCell is a Table cell as kubectl prints it: a string as is, cut at
-// its first line break with "..." added, and with ESC and CR shown as "^["
-// and "\r"; null as nothing; a number, boolean, array or object as Go's
+// FormatCell is a Table cell as kubectl prints it: a string as is, with ESC
+// shown as "^[" (DisplayCell cuts it at a line break when shown); null as
+// nothing; a number, boolean, array or object as Go's
 // fmt prints the value kubectl decodes (integers as int64, other numbers
 // as float64).
 func FormatCell(raw json.RawMessage) (string, error) {
@@ -201,23 +202,29 @@ func kubectlValue(v any) any {
 	return v
 }
 
-// escapeCell cuts s at its first form feed, newline or carriage return
-// (adding "..."), and shows ESC as "^[", as kubectl does so that a cell
-// can neither break the table nor drive the terminal.
+// escapeCell shows ESC as "^[", as kubectl does so that a cell cannot
+// drive the terminal. Line breaks are kept: a cell is sized by its whole
+// text, as kubectl sizes it, and cut where it is shown (DisplayCell).
 func escapeCell(s string) string {
-	if !strings.ContainsAny(s, "\f\n\r\x1b") {
+	if !strings.Contains(s, "\x1b") {
 		return s
 	}
-	cut := false
+	return strings.ReplaceAll(s, "\x1b", "^[")
+}
+
+// DisplayCell is a cell as shown: cut at its first form feed, newline or
+// carriage return with "..." added, as kubectl does so that a cell cannot
+// break the table. Its column is as wide as the whole cell (CellWidth).
+func DisplayCell(s string) string {
 	if i := strings.IndexAny(s, "\f\n\r"); i >= 0 {
-		s, cut = s[:i], true
-	}
-	s = strings.ReplaceAll(s, "\x1b", "^[")
-	if cut {
-		s += "..."
+		return s[:i] + "..."
 	}
 	return s
 }
+
+// CellWidth is the width kubectl gives a cell: that of its whole text,
+// line breaks included, even where it shows only the first line.
+func CellWidth(s string) int { return utf8.RuneCountInString(s) }
 
 // Visible returns the indexes of the columns shown: priority 0 only, or
 // every column with wide.

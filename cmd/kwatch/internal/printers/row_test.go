@@ -31,8 +31,9 @@ func TestFormatCell(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got, err := FormatCell(json.RawMessage(tt.raw))
+		got = DisplayCell(got)
 		require.NoError(t, err, tt.raw)
-		require.Equal(t, tt.want, got, "FormatCell(%s): got %q, want %q", tt.raw, got, tt.want)
+		require.Equal(t, tt.want, got, "DisplayCell(FormatCell(%s)): got %q, want %q", tt.raw, got, tt.want)
 	}
 	_, err := FormatCell(json.RawMessage(`"unterminated`))
 	require.Error(t, err)
@@ -171,8 +172,15 @@ func FuzzServerRow(f *testing.F) {
 			return
 		}
 		for i, c := range r.Cells {
-			require.NotContains(t, c, "\n", "cell %d", i)
+			require.NotContains(t, DisplayCell(c), "\n", "cell %d as shown", i)
 			require.NotContains(t, c, "\x1b", "cell %d", i)
 		}
 	})
+}
+
+func TestCellWidthCountsTheWholeCell(t *testing.T) {
+	c, err := FormatCell(json.RawMessage(`"a very long color\nwith a second line"`))
+	require.NoError(t, err)
+	require.Equal(t, "a very long color...", DisplayCell(c))
+	require.Equal(t, 36, CellWidth(c), "kubectl sizes the column by the whole text")
 }

@@ -101,7 +101,7 @@ func (t *Table) initialWidths(rows []Row) []int {
 		longest := 0
 		for _, r := range rows {
 			if i < len(r.Cells) {
-				longest = max(longest, utf8.RuneCountInString(r.Cells[i]))
+				longest = max(longest, CellWidth(r.Cells[i]))
 			}
 		}
 		if longest > w[i] {
@@ -114,7 +114,7 @@ func (t *Table) initialWidths(rows []Row) []int {
 func (t *Table) grow(cells []string) {
 	for i, c := range cells {
 		if i < len(t.widths) {
-			t.widths[i] = max(t.widths[i], utf8.RuneCountInString(c))
+			t.widths[i] = max(t.widths[i], CellWidth(c))
 		}
 	}
 }
@@ -133,9 +133,10 @@ func (t *Table) writeRow(r Row, color bool) error {
 		pad(b, eventWidth+columnGap-utf8.RuneCountInString(r.Event))
 	}
 	for i, c := range r.Cells {
-		b.WriteString(c)
+		shown := DisplayCell(c)
+		b.WriteString(shown)
 		if i < len(r.Cells)-1 && i < len(t.widths) {
-			pad(b, t.widths[i]+columnGap-utf8.RuneCountInString(c))
+			pad(b, t.widths[i]+columnGap-utf8.RuneCountInString(shown))
 		}
 	}
 	b.WriteByte('\n')
