@@ -9,10 +9,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kwatch/kwatch/internal/pbwire"
 	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/watch"
 )
@@ -74,8 +76,11 @@ func For[T watch.Object](c *kube.Client, res kube.Resource, opts Options) *Resou
 		return r
 	}
 	if opts.Encoding == Protobuf || (opts.Encoding == Auto && c.ContentType() != kube.ContentTypeJSON) {
-		_, r.proto = any(zero).(ProtobufMarshaler)
-		if _, ok := any(zero).(watch.ProtobufObject); ok {
+		// A slim type embedding metav1.ObjectMeta alone has ObjectMeta's
+		// Marshal and Unmarshal, which encode the metadata only: JSON.
+		_, marshals := any(zero).(ProtobufMarshaler)
+		r.proto = marshals && pbwire.HasOwnMethod(reflect.TypeFor[T](), "Marshal")
+		if watch.DecodesProtobuf[T]() {
 			r.accept = kube.ContentTypeProtobuf + "," + kube.ContentTypeJSON
 		}
 	}

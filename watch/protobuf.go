@@ -18,10 +18,24 @@ const acceptProtobuf = kube.ContentTypeProtobuf + "," + kube.ContentTypeJSON
 
 // ProtobufObject is an object type that decodes the API server's protobuf
 // encoding of itself, as every type of k8s.io/api does through its
-// generated Unmarshal method. Unless Config.ContentType is
+// generated Unmarshal method (declared on the type itself: see
+// DecodesProtobuf). Unless Config.ContentType is
 // ContentTypeJSON, lists and watches of such a type ask for protobuf.
 type ProtobufObject interface {
 	Unmarshal([]byte) error
+}
+
+// DecodesProtobuf reports whether T decodes the API server's protobuf
+// encoding of itself: a pointer type with an Unmarshal of its own, as every
+// k8s.io/api type has. A struct whose Unmarshal is promoted from one
+// embedded field (a slim type embedding metav1.ObjectMeta alone) does not.
+func DecodesProtobuf[T any]() bool {
+	var zero T
+	if _, ok := any(zero).(ProtobufObject); !ok {
+		return false
+	}
+	t := reflect.TypeFor[T]()
+	return t.Kind() == reflect.Pointer && pbwire.HasOwnMethod(t, "Unmarshal")
 }
 
 // protoCodec allocates and decodes objects of a pointer type T that
@@ -32,11 +46,13 @@ type protoCodec[T Object] struct {
 }
 
 // newProtoCodec returns the codec of T, or nil when T cannot decode
-// protobuf (it is not a pointer to a type with an Unmarshal method). The
-// codec interns each decoded object's strings unless noIntern.
+// protobuf: it is not a pointer to a type with an Unmarshal method of its
+// own. A slim struct embedding metav1.ObjectMeta alone has ObjectMeta's
+// Unmarshal, which would read a whole object's message as metadata; it is
+// decoded from JSON (see pbwire.HasOwnMethod). The codec interns each
+// decoded object's strings unless noIntern.
 func newProtoCodec[T Object](noIntern bool) *protoCodec[T] {
-	var zero T
-	if _, ok := any(zero).(ProtobufObject); !ok {
+	if !DecodesProtobuf[T]() {
 		return nil
 	}
 	t := reflect.TypeFor[T]()

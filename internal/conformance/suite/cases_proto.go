@@ -7,7 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kwatch/kwatch/client"
 	"github.com/kwatch/kwatch/informer"
 	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/watch"
@@ -22,6 +24,7 @@ func protoCases() []Case {
 		{Name: "protobuf/list-and-watch-typed-pods", Run: testProtoListWatch},
 		{Name: "protobuf/errors-and-gone", Run: testProtoErrors},
 		{Name: "protobuf/informer-converges", Run: testProtoInformer},
+		{Name: "protobuf/slim-type-embedding-objectmeta-reads-json", Run: testSlimTypeReadsJSON},
 	}
 }
 
@@ -162,4 +165,48 @@ func testProtoInformer(t T, e *Env) {
 	require.Equal(t, "two", p.Labels["step"])
 	require.NotEmpty(t, p.Spec.Containers[0].Image)
 	requireEncoding(t, e, rec)
+}
+
+// slimPod embeds metav1.ObjectMeta alone, as the README's slim types do: its
+// method set holds ObjectMeta's generated Unmarshal, which would decode a
+// whole Pod message as metadata. Lists, watches and gets must ask for JSON.
+type slimPod struct {
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		NodeName   string `json:"nodeName"`
+		Containers []struct {
+			Image string `json:"image"`
+		} `json:"containers"`
+	} `json:"spec"`
+}
+
+// testSlimTypeReadsJSON: a slim type embedding ObjectMeta lists, watches and
+// gets whole objects from a server that speaks protobuf.
+func testSlimTypeReadsJSON(t T, e *Env) {
+	c, rec := protoClient(t, e.Target.Config(Admin))
+	names := podNames("slim", 3)
+	createPods(t, e, names, map3("enc", "slim"))
+	items, rv := listAll[*slimPod](t, e, c, watch.ListOptions{})
+	require.Equal(t, names, namesOf(items))
+	for _, p := range items {
+		require.Equal(t, e.NS, p.Namespace, p.Name)
+		require.Equal(t, "slim", p.Labels["enc"], p.Name)
+		require.NotEmpty(t, p.Spec.Containers, p.Name)
+	}
+	st, err := watch.Watch[*slimPod](e.Ctx, c, kube.Pods, e.NS, watch.WatchOptions{ResourceVersion: rv})
+	require.NoError(t, err)
+	defer st.Close()
+	_, err = e.Kube.LabelPod(e.Ctx, e.NS, names[0], "enc", "changed")
+	require.NoError(t, err)
+	ev, err := st.Next()
+	require.NoError(t, err)
+	require.Equal(t, names[0], ev.Object.Name)
+	require.Equal(t, "changed", ev.Object.Labels["enc"])
+	got, err := client.For[*slimPod](c, kube.Pods, client.Options{}).Get(e.Ctx, e.NS, names[1], client.GetOptions{})
+	require.NoError(t, err)
+	require.Equal(t, names[1], got.Name)
+	require.NotEmpty(t, got.Spec.Containers)
+	for _, ct := range rec.all() {
+		require.False(t, kube.IsProtobuf(ct), "a slim type got a protobuf answer (%s)", ct)
+	}
 }
