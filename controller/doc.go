@@ -35,6 +35,11 @@
 //     reconciles finish within ShutdownTimeout (they may still read the
 //     caches), then the informers stop. Run returns after every goroutine
 //     it started has ended. A controller that fails stops the manager.
+//   - With ManagerOptions.LeaderElection, Run campaigns for a Lease
+//     (package leader): the caches fill at once, the controllers run only
+//     while this process leads and stop when the Lease is lost, and the
+//     Lease is released after they stopped, so the next replica takes over
+//     within one retry period rather than a lease duration.
 //   - Handler serves /healthz, /readyz (every informer synced, watching
 //     and heard from within DefaultStaleAfter) and /metrics.
 //
