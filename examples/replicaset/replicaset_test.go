@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -92,7 +93,7 @@ func TestReplicaSetController(t *testing.T) {
 	require.NoError(t, err)
 	converges := func(want []string, what string) {
 		t.Helper()
-		require.Eventually(t, func() bool { return equal(podsOf(t, pods, "web"), want) }, waitLong, tick,
+		require.Eventually(t, func() bool { return slices.Equal(podsOf(t, pods, "web"), want) }, waitLong, tick,
 			"%s: pods %v, want %v", what, podsOf(t, pods, "web"), want)
 	}
 	converges(images("nginx:1", 3), "created")
@@ -147,16 +148,4 @@ func TestReplicaSetController(t *testing.T) {
 
 	require.NoError(t, rss.Delete(ctx, "demo", "web", client.DeleteOptions{}))
 	converges(nil, "the ReplicaSet's pods go with it")
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
