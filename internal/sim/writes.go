@@ -102,6 +102,12 @@ func (s *Server) writeLocked(op writeOp) (*object, bool, *StatusError) {
 		o.uid, o.created = st.newUIDLocked(), st.clock()
 	}
 	specJSON, _ := json.Marshal(op.m["spec"])
+	if r.info.key() == "deployments.apps" {
+		// The real deployment strategy bumps generation on annotation changes
+		// too (they once carried rollbacks): write/generation-on-spec-changes-only.
+		ann, _ := json.Marshal(md["annotations"])
+		specJSON = append(specJSON, ann...)
+	}
 	o.specSum = hash64(specJSON)
 	if cur != nil && (cur.specSum != o.specSum || op.bumpGeneration) {
 		o.generation++

@@ -18,6 +18,7 @@ func deleteCases() []Case {
 		{Name: "delete/finalizers-hold-until-cleared", Run: testDeleteFinalizers},
 		{Name: "delete/pod-on-node-is-graceful", Run: testDeletePodGraceful},
 		{Name: "delete/propagation-adds-gc-finalizers", Run: testDeletePropagation},
+		{Name: "write/generation-on-spec-changes-only", Run: testGeneration},
 	}
 }
 
@@ -168,4 +169,40 @@ func testDeletePropagation(t T, e *Env) {
 	mustCall(t, e, http.MethodPost, cmPath(e, ""), nil, ctJSON, jsonBody(t, configMap("by-bg", nil)))
 	mustCall(t, e, http.MethodDelete, cmPath(e, "by-bg"), url.Values{"propagationPolicy": {"Background"}}, "", nil)
 	require.Equal(t, http.StatusNotFound, call(t, e, http.MethodGet, cmPath(e, "by-bg"), nil, "", nil).code)
+}
+
+// testGeneration: metadata.generation, which controllers compare with
+// status.observedGeneration, starts at 1 and is bumped by spec changes only:
+// not by labels, annotations (but a deployment's), the status subresource or a
+// no-op update (which keeps the resourceVersion too). A configmap has none.
+func testGeneration(t T, e *Env) {
+	gen := func(o map[string]any) any { return metaOf(t, o)["generation"] }
+	d := mustCall(t, e, http.MethodPost, deployPath(e, ""), nil, ctJSON, jsonBody(t, deployment("gen", 1, "app"))).obj(t)
+	require.EqualValues(t, 1, gen(d))
+	d = mustCall(t, e, http.MethodPatch, deployPath(e, "gen"), nil, ctMerge, []byte(`{"metadata":{"labels":{"tier":"web"}}}`)).obj(t)
+	require.EqualValues(t, 1, gen(d), "labels")
+	// The deployment strategy counts annotations as spec (they once carried rollbacks).
+	d = mustCall(t, e, http.MethodPatch, deployPath(e, "gen"), nil, ctMerge, []byte(`{"metadata":{"annotations":{"note":"x"}}}`)).obj(t)
+	require.EqualValues(t, 2, gen(d), "a deployment's annotations")
+	d = mustCall(t, e, http.MethodPatch, deployPath(e, "gen")+"/status", nil, ctMerge,
+		[]byte(`{"status":{"observedGeneration":2,"replicas":1}}`)).obj(t)
+	require.EqualValues(t, 2, gen(d), "the status subresource")
+	rv := metaOf(t, d)["resourceVersion"]
+	d = mustCall(t, e, http.MethodPut, deployPath(e, "gen"), nil, ctJSON, jsonBody(t, d)).obj(t)
+	require.EqualValues(t, 2, gen(d), "a no-op update")
+	require.Equal(t, rv, metaOf(t, d)["resourceVersion"], "a no-op update keeps the resourceVersion")
+	d = mustCall(t, e, http.MethodPatch, deployPath(e, "gen"), nil, ctMerge, []byte(`{"spec":{"replicas":4}}`)).obj(t)
+	require.EqualValues(t, 3, gen(d), "a spec change")
+	d = mustCall(t, e, http.MethodPatch, deployPath(e, "gen"), nil, ctMerge, []byte(`{"spec":{"replicas":4}}`)).obj(t)
+	require.EqualValues(t, 3, gen(d), "a patch to the same spec")
+
+	p := mustCall(t, e, http.MethodPost, podsPath(e, ""), nil, ctJSON, jsonBody(t, newPod(e.NS, "gen", nil))).obj(t)
+	require.EqualValues(t, 1, gen(p))
+	p = mustCall(t, e, http.MethodPatch, podsPath(e, "gen"), nil, ctMerge, []byte(`{"metadata":{"labels":{"a":"b"},"annotations":{"c":"d"}}}`)).obj(t)
+	require.EqualValues(t, 1, gen(p), "a pod's labels and annotations")
+	p = mustCall(t, e, http.MethodPatch, podsPath(e, "gen"), nil, ctMerge, []byte(`{"spec":{"activeDeadlineSeconds":600}}`)).obj(t)
+	require.EqualValues(t, 2, gen(p), "a pod's spec")
+
+	cm := mustCall(t, e, http.MethodPost, cmPath(e, ""), nil, ctJSON, jsonBody(t, configMap("gen", map[string]string{"a": "1"}))).obj(t)
+	require.Nil(t, gen(cm), "a configmap has no generation")
 }
