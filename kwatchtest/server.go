@@ -24,7 +24,8 @@ type Options struct {
 	// plain HTTP (HTTP/1.1 with chunked watches).
 	TLS bool
 	// Token, when set, is required as a bearer token on every request but the
-	// health checks; Config and Kubeconfig carry it. Empty means no authentication.
+	// health checks; Config and Kubeconfig carry it. Empty means no
+	// authentication (kubectl then asks for a username over TLS: set one).
 	Token string
 	// HistorySize is how many events the server keeps for watches that resume;
 	// a watch from an older resourceVersion gets 410 Gone. Zero means 10,000.
