@@ -23,14 +23,18 @@ func TestEveryFaultReportsFiring(t *testing.T) {
 		inject func(*kwatchtest.Server) *kwatchtest.Fault
 		path   string
 	}{
-		{"cut-watch", func(s *kwatchtest.Server) *kwatchtest.Fault { return s.CutWatch(kwatchtest.FaultOptions{Resource: "pods"}) },
+		{"cut-watch", func(s *kwatchtest.Server) *kwatchtest.Fault {
+			return s.CutWatch(kwatchtest.FaultOptions{Resource: "pods"})
+		},
 			"/api/v1/pods?watch=1&resourceVersion=0"},
 		{"drop-watch", func(s *kwatchtest.Server) *kwatchtest.Fault {
 			return s.DropWatch(kwatchtest.FaultOptions{Resource: "pods", AfterEvents: 1})
 		}, "/api/v1/pods?watch=1&resourceVersion=0"},
 		{"stall", func(s *kwatchtest.Server) *kwatchtest.Fault { return s.Stall(kwatchtest.FaultOptions{Match: "list"}) },
 			"/api/v1/pods"},
-		{"error", func(s *kwatchtest.Server) *kwatchtest.Fault { return s.Error(429, 2, kwatchtest.FaultOptions{Match: "list"}) },
+		{"error", func(s *kwatchtest.Server) *kwatchtest.Fault {
+			return s.Error(429, 2, kwatchtest.FaultOptions{Match: "list"})
+		},
 			"/api/v1/pods"},
 		{"split-writes", func(s *kwatchtest.Server) *kwatchtest.Fault {
 			return s.SplitWrites(kwatchtest.FaultOptions{Resource: "pods"})
