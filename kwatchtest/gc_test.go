@@ -80,3 +80,52 @@ func TestGarbageCollect(t *testing.T) {
 	require.NoError(t, bare.Delete("configmaps", "demo", "owner"))
 	require.Equal(t, []string{"dep-a"}, names(t, bare))
 }
+
+// TestForegroundCascade: a Deployment deleted in the foreground waits for its
+// ReplicaSet, which waits for its pods; bound pods are deleted gracefully and
+// go only when deleted with grace period 0, as a kubelet does.
+func TestForegroundCascade(t *testing.T) {
+	srv := kwatchtest.Start(t, kwatchtest.Options{GarbageCollect: true})
+	dep := srv.MustApply(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"namespace":"demo","name":"web"}}`)[0]
+	rs := srv.MustApply(fmt.Sprintf(`{"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"namespace":"demo","name":"web-1",
+		"ownerReferences":[{"apiVersion":"apps/v1","kind":"Deployment","name":"web","uid":%q,"controller":true,"blockOwnerDeletion":true}]}}`, dep.UID))[0]
+	for _, name := range []string{"web-1-a", "web-1-b"} {
+		srv.MustApply(fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"demo","name":%q,
+			"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-1","uid":%q,"controller":true,"blockOwnerDeletion":true}]},
+			"spec":{"nodeName":"node-a","terminationGracePeriodSeconds":30,"containers":[{"name":"c","image":"i"}]}}`, name, rs.UID))
+	}
+	c, err := kube.NewClient(srv.Config())
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodDelete, srv.URL()+"/apis/apps/v1/namespaces/demo/deployments/web?propagationPolicy=Foreground", nil)
+	require.NoError(t, err)
+	resp, err := c.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	terminating := func(resource, name string) bool {
+		o, err := srv.Get(resource, "demo", name)
+		return err == nil && strings.Contains(string(o.JSON), `"deletionTimestamp"`)
+	}
+	require.Eventually(t, func() bool {
+		return terminating("deployments.apps", "web") && terminating("replicasets.apps", "web-1") &&
+			terminating("pods", "web-1-a") && terminating("pods", "web-1-b")
+	}, time.Minute, 5*time.Millisecond, "everything is being deleted; nothing is gone while the pods run")
+	rsObj, err := srv.Get("replicasets.apps", "demo", "web-1")
+	require.NoError(t, err)
+	require.Contains(t, string(rsObj.JSON), `"foregroundDeletion"`, "the ReplicaSet goes in the foreground too")
+
+	// The kubelet's part: the pods' containers stopped, delete with grace period 0.
+	for _, name := range []string{"web-1-a", "web-1-b"} {
+		req, err := http.NewRequest(http.MethodDelete, srv.URL()+"/api/v1/namespaces/demo/pods/"+name+"?gracePeriodSeconds=0", nil)
+		require.NoError(t, err)
+		resp, err := c.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+	}
+	require.Eventually(t, func() bool {
+		_, errD := srv.Get("deployments.apps", "demo", "web")
+		_, errR := srv.Get("replicasets.apps", "demo", "web-1")
+		return kwatchtest.IsNotFound(errD) && kwatchtest.IsNotFound(errR)
+	}, time.Minute, 5*time.Millisecond, "the ReplicaSet, then the Deployment, go once the pods are gone")
+}

@@ -15,7 +15,8 @@ import (
 //     (its own finalizers and a pod's grace period still apply); one with some
 //     owners left loses the references to the missing ones.
 //   - Foreground: the dependents of an owner with the foregroundDeletion
-//     finalizer are deleted; once no object references it with
+//     finalizer are deleted (in the foreground too when they have dependents of
+//     their own); once no object references it with
 //     blockOwnerDeletion: true, the finalizer is removed (which removes the owner
 //     when it was the last).
 //   - Orphan: the dependents of an owner with the orphan finalizer lose their
@@ -86,8 +87,15 @@ func (s *Server) collectOnce() {
 	changed := false
 	blocking := map[string]bool{} // owners some remaining dependent blocks
 	referenced := map[string]bool{}
+	owners := map[string]bool{} // objects some dependent references
 	for _, d := range dependents {
-		changed = s.collectDependentLocked(d, byUID, blocking, referenced) || changed
+		for _, ref := range d.refs {
+			uid, _ := ref["uid"].(string)
+			owners[uid] = true
+		}
+	}
+	for _, d := range dependents {
+		changed = s.collectDependentLocked(d, byUID, owners[d.o.uid], blocking, referenced) || changed
 	}
 	for uid, g := range byUID {
 		if g.m == nil || g.del.timestamp == "" {
@@ -144,7 +152,7 @@ func decodeGC(r *resource, o *object) (*gcObject, bool) {
 // being deleted in the foreground (and one is, or one is gone), or else drops
 // its references to owners that are gone, orphan it or are being deleted in the
 // foreground; it records which owners d still references, and blocks.
-func (s *Server) collectDependentLocked(d *gcObject, byUID map[string]*gcObject, blocking, referenced map[string]bool) bool {
+func (s *Server) collectDependentLocked(d *gcObject, byUID map[string]*gcObject, isOwner bool, blocking, referenced map[string]bool) bool {
 	var solid, fg []map[string]any
 	missing, orphaned := false, false
 	for _, ref := range d.refs {
@@ -181,7 +189,13 @@ func (s *Server) collectDependentLocked(d *gcObject, byUID map[string]*gcObject,
 		}
 		return false
 	case deleteIt:
-		_, _, serr := s.deleteOrMarkLocked(d.r, d.o, deleteOptions{})
+		// As the real collector: a dependent of an owner deleted in the
+		// foreground that has dependents of its own goes in the foreground too.
+		opts := deleteOptions{}
+		if len(fg) > 0 && isOwner {
+			opts.policy = "Foreground"
+		}
+		_, _, serr := s.deleteOrMarkLocked(d.r, d.o, opts)
 		return serr == nil
 	case !missing && !orphaned && len(fg) == 0:
 		return false
