@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -93,7 +94,9 @@ func TestControllerRuntimeManager(t *testing.T) {
 	mgr, err := ctrl.NewManager(cfg, manager.Options{Logger: logr.Discard(), Metrics: metricsserver.Options{BindAddress: "0"}})
 	require.NoError(t, err)
 	cl := mgr.GetClient()
+	skip := true // controller names are process-wide: go test -count=2 builds it twice
 	err = ctrl.NewControllerManagedBy(mgr).For(&corev1.Pod{}).Named("annotate").
+		WithOptions(crcontroller.Options{SkipNameValidation: &skip}).
 		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 			var pod corev1.Pod
 			if err := cl.Get(ctx, req.NamespacedName, &pod); err != nil || pod.Annotations["seen"] == "yes" {
