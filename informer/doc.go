@@ -71,7 +71,7 @@
 //
 // Typical use:
 //
-//	inf, err := informer.New(informer.Options[*corev1.Pod]{Client: c, Resource: watch.Pods})
+//	inf, err := informer.New(informer.Options[*corev1.Pod]{Client: c, Resource: kube.Pods})
 //	inf.AddHandler(informer.HandlerFuncs[*corev1.Pod]{AddFunc: ..., UpdateFunc: ..., DeleteFunc: ...}, informer.HandlerOptions{})
 //	go inf.Run(ctx)
 //	inf.WaitForSync(ctx)
