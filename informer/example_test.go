@@ -16,16 +16,11 @@ import (
 // An informer lists and watches pods; readers use its read-only Store.
 // The server here is the simulator, served in the process.
 func ExampleInformer() {
-	srv, _ := sim.New(sim.Options{})
-	_, _ = srv.PutPod(sim.Pod{Namespace: "demo", Name: "web-1"})
-	_, _ = srv.PutPod(sim.Pod{Namespace: "demo", Name: "web-2"})
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
+	host, served := serveTwoPods(ctx)
 
-	c, err := kube.NewClient(&kube.Config{Host: "http://" + ln.Addr().String()})
+	c, err := kube.NewClient(&kube.Config{Host: host})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -46,4 +41,16 @@ func ExampleInformer() {
 	<-ran
 	<-served
 	// Output: synced: 2 pods; demo/web-1 cached: true
+}
+
+// serveTwoPods serves a simulated cluster holding demo/web-1 and demo/web-2
+// until ctx ends; served receives Serve's result.
+func serveTwoPods(ctx context.Context) (host string, served <-chan error) {
+	srv, _ := sim.New(sim.Options{})
+	_, _ = srv.PutPod(sim.Pod{Namespace: "demo", Name: "web-1"})
+	_, _ = srv.PutPod(sim.Pod{Namespace: "demo", Name: "web-2"})
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	return "http://" + ln.Addr().String(), done
 }

@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kwatch/kwatch/informer"
-	"github.com/kwatch/kwatch/internal/sim"
 	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/metrics"
 )
@@ -18,16 +16,11 @@ import (
 // An informer's Stats and Health, exported through a metrics.Registry and
 // read at scrape time. The server here is the simulator.
 func ExampleRegisterMetrics() {
-	srv, _ := sim.New(sim.Options{})
-	_, _ = srv.PutPod(sim.Pod{Namespace: "demo", Name: "web-1"})
-	_, _ = srv.PutPod(sim.Pod{Namespace: "demo", Name: "web-2"})
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
+	host, served := serveTwoPods(ctx)
 
-	c, err := kube.NewClient(&kube.Config{Host: "http://" + ln.Addr().String()})
+	c, err := kube.NewClient(&kube.Config{Host: host})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -241,18 +241,31 @@ func (d *listDecoder) metadata(meta *ListMeta) error {
 
 // decodeItems reads the items array, passing each decoded item to each.
 func decodeItems[T Object](d *listDecoder, each func(T) error) error {
+	return d.eachElement("list items", "items", "an item", func(i int) error {
+		obj, err := decodeItem[T](d, i)
+		if err != nil {
+			return err
+		}
+		return each(obj)
+	})
+}
+
+// eachElement reads the array of field (what names it in errors, one
+// names an element) and calls fn with each element's index while the
+// framer stands at it; null is an empty array.
+func (d *listDecoder) eachElement(what, field, one string, fn func(i int) error) error {
 	c, err := d.f.peek()
 	if err != nil {
 		return err
 	}
-	if c == 'n' { // "items": null, an empty list
+	if c == 'n' { // null: an empty array
 		v, off, err := d.f.value()
 		if err == nil && string(v) != "null" {
-			err = &DecodeError{Offset: off, What: "list items", Err: fmt.Errorf("%w: items is %s, want an array", ErrUnexpectedByte, clip(string(v)))}
+			err = &DecodeError{Offset: off, What: what, Err: fmt.Errorf("%w: %s is %s, want an array", ErrUnexpectedByte, field, clip(string(v)))}
 		}
 		return err
 	}
-	if err := d.expect('[', "to start the items"); err != nil {
+	if err := d.expect('[', "to start the "+field); err != nil {
 		return err
 	}
 	for i := 0; ; i++ {
@@ -265,15 +278,11 @@ func decodeItems[T Object](d *listDecoder, each func(T) error) error {
 			return nil
 		}
 		if i > 0 {
-			if err := d.expect(',', "or ']' after an item"); err != nil {
+			if err := d.expect(',', "or ']' after "+one); err != nil {
 				return err
 			}
 		}
-		obj, err := decodeItem[T](d, i)
-		if err != nil {
-			return err
-		}
-		if err := each(obj); err != nil {
+		if err := fn(i); err != nil {
 			return err
 		}
 	}

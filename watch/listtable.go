@@ -25,35 +25,8 @@ func (d *listDecoder) columnDefinitions() error {
 // decodeRows reads a Table's rows array, passing each row to each as a
 // one-row Table decoded into a fresh T.
 func decodeRows[T Object](d *listDecoder, each func(T) error) error {
-	c, err := d.f.peek()
-	if err != nil {
-		return err
-	}
-	if c == 'n' { // "rows": null, an empty table
-		v, off, err := d.f.value()
-		if err == nil && string(v) != "null" {
-			err = &DecodeError{Offset: off, What: "table rows", Err: fmt.Errorf("%w: rows is %s, want an array", ErrUnexpectedByte, clip(string(v)))}
-		}
-		return err
-	}
-	if err := d.expect('[', "to start the rows"); err != nil {
-		return err
-	}
 	var wrapped []byte
-	for i := 0; ; i++ {
-		c, err := d.f.peek()
-		if err != nil {
-			return err
-		}
-		if c == ']' {
-			d.f.consume()
-			return nil
-		}
-		if i > 0 {
-			if err := d.expect(',', "or ']' after a row"); err != nil {
-				return err
-			}
-		}
+	return d.eachElement("table rows", "rows", "a row", func(i int) error {
 		v, off, err := d.f.value()
 		if err != nil {
 			return err
@@ -71,8 +44,6 @@ func decodeRows[T Object](d *listDecoder, each func(T) error) error {
 		if err != nil {
 			return err
 		}
-		if err := each(obj); err != nil {
-			return err
-		}
-	}
+		return each(obj)
+	})
 }
