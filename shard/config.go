@@ -1,0 +1,121 @@
+package shard
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/kwatch/kwatch/kube"
+	"github.com/kwatch/kwatch/leader"
+	"github.com/kwatch/kwatch/metrics"
+)
+
+// The label that marks a member's Lease with its ring, and the
+// annotation in which the member publishes the ring version it adopted.
+const (
+	RingLabel         = "shard.kwatch.dev/ring"
+	AdoptedAnnotation = "shard.kwatch.dev/adopted"
+)
+
+// Config configures a Member. Client, Ring and Identity are required;
+// every other field has the default its comment names. Every replica of
+// one ring must use the same Namespace, Ring and VirtualNodes.
+type Config struct {
+	// Client is the connection the Leases are read and written on.
+	// Required (in package controller, the manager's by default). As for
+	// leader election, a client of its own keeps renews from queueing
+	// behind a busy controller's requests.
+	Client *kube.Client
+	// Namespace of the Leases; "" means "default".
+	Namespace string
+	// Ring names the set of replicas sharing keys: the value of the
+	// RingLabel of their Leases and the prefix of each Lease's name.
+	// It must be a valid label value. Required.
+	Ring string
+	// Identity names this replica in its Lease's holderIdentity and on
+	// the ring. It must be unique per process (a hostname plus a random
+	// suffix): two processes with one identity would both reconcile the
+	// same keys. Required.
+	Identity string
+
+	// LeaseDuration is how long the other members wait, from when they
+	// saw this member's Lease change, before they judge it dead and take
+	// its keys. A whole number of seconds; zero means
+	// leader.DefaultLeaseDuration (15 s).
+	LeaseDuration time.Duration
+	// RenewDeadline is how long this member goes on reconciling without
+	// a successful renew, from the start of its last successful one;
+	// then it fences itself: it stops starting reconciles, cancels the
+	// ones in flight and Run returns ErrFenced. It must be less than
+	// LeaseDuration. Zero means leader.DefaultRenewDeadline (10 s).
+	RenewDeadline time.Duration
+	// RetryPeriod is the pause between rounds (list the ring's Leases,
+	// renew this member's). It must be less than RenewDeadline. Zero
+	// means leader.DefaultRetryPeriod (2 s).
+	RetryPeriod time.Duration
+	// VirtualNodes is the number of ring points per member; zero means
+	// DefaultVirtualNodes.
+	VirtualNodes int
+
+	// Logger receives membership changes and failed rounds; nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// Metrics receives the kwatch_shard_* series, labelled with the
+	// ring; nil records nothing.
+	Metrics metrics.Provider
+}
+
+// LeaseName is the name of the Lease of identity on ring:
+// "<ring>-<hash of identity>", a valid object name whatever the identity.
+func LeaseName(ring, identity string) string {
+	h := fnv.New64a()
+	h.Write([]byte(identity))
+	return ring + "-" + strconv.FormatUint(h.Sum64(), 36)
+}
+
+// withDefaults validates c and fills in its defaults. Every error names
+// the field and the relation it breaks.
+func (c Config) withDefaults() (Config, error) {
+	switch {
+	case c.Client == nil:
+		return c, errors.New("shard: Config.Client is required")
+	case c.Ring == "":
+		return c, errors.New("shard: Config.Ring is required")
+	case c.Identity == "":
+		return c, errors.New("shard: Config.Identity is required: a name unique to this process")
+	case len(c.Ring) > 49:
+		return c, fmt.Errorf("shard: Config.Ring %q is longer than 49 characters (it prefixes Lease names and is a label value)", c.Ring)
+	}
+	if c.Namespace == "" {
+		c.Namespace = "default"
+	}
+	if c.LeaseDuration == 0 {
+		c.LeaseDuration = leader.DefaultLeaseDuration
+	}
+	if c.RenewDeadline == 0 {
+		c.RenewDeadline = leader.DefaultRenewDeadline
+	}
+	if c.RetryPeriod == 0 {
+		c.RetryPeriod = leader.DefaultRetryPeriod
+	}
+	if c.VirtualNodes <= 0 {
+		c.VirtualNodes = DefaultVirtualNodes
+	}
+	switch {
+	case c.LeaseDuration < time.Second || c.LeaseDuration%time.Second != 0:
+		return c, fmt.Errorf("shard: Config.LeaseDuration %v must be a whole number of seconds, at least 1s (it is written to leaseDurationSeconds)", c.LeaseDuration)
+	case c.RenewDeadline <= 0 || c.RetryPeriod <= 0:
+		return c, fmt.Errorf("shard: Config.RenewDeadline %v and RetryPeriod %v must be positive", c.RenewDeadline, c.RetryPeriod)
+	case c.RenewDeadline >= c.LeaseDuration:
+		return c, fmt.Errorf("shard: Config.RenewDeadline %v must be less than LeaseDuration %v", c.RenewDeadline, c.LeaseDuration)
+	case c.RetryPeriod >= c.RenewDeadline:
+		return c, fmt.Errorf("shard: Config.RetryPeriod %v must be less than RenewDeadline %v", c.RetryPeriod, c.RenewDeadline)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c, nil
+}

@@ -1,0 +1,119 @@
+// Package shard splits the keys of one controller across several
+// replicas, through coordination.k8s.io/v1 Leases: no webhook, no
+// sharder deployment, nothing to install in the cluster.
+//
+//	m, err := shard.New(shard.Config{Client: c, Namespace: "kube-system", Ring: "my-controller",
+//		Identity: hostname + "_" + uuid})
+//	err = m.Run(ctx, func(ctx context.Context) { runControllers(ctx) })
+//	// before each reconcile of key:
+//	ctx, done, ok := m.Begin(ctx, key) // ok false: not this replica's key now
+//
+// Package controller does this for every controller of a manager
+// (ManagerOptions.Sharding).
+//
+// # Membership
+//
+//   - Each replica (member) holds one Lease, named LeaseName(ring,
+//     identity), labelled RingLabel=<ring>, holderIdentity its identity,
+//     renewed every RetryPeriod (15 s lease, 10 s renew deadline, 2 s
+//     retry by default, as package leader). Every write is guarded by
+//     the resourceVersion read (a create for the first).
+//   - A member judges another dead when that member's Lease has not
+//     changed (its resourceVersion) for the leaseDurationSeconds it
+//     wrote, since the observer saw it change, by the observer's own
+//     clock; a released Lease (holderIdentity "") is out at once. Remote
+//     renewTimes are never compared with the local clock. A Lease that
+//     vanishes keeps its last observation, so deleting one does not
+//     shorten the wait.
+//   - A member that cannot renew within RenewDeadline of the start of its
+//     last successful round fences itself: Begin refuses every key from
+//     that instant, the contexts of reconciles in flight are cancelled,
+//     and Run returns ErrFenced. As in package leader, the others cannot
+//     judge it dead before LeaseDuration after they saw that renew, so a
+//     fenced member has stopped LeaseDuration - RenewDeadline (5 s)
+//     before its keys move, provided clock rates differ by less than
+//     LeaseDuration/RenewDeadline and reconciles return within that
+//     margin once their context is cancelled.
+//   - Leases released, or unchanged for two lease durations, are deleted
+//     by the other members (guarded by their resourceVersion).
+//
+// # Assignment
+//
+// A consistent hash ring (ring.go) with VirtualNodes points per live
+// member (DefaultVirtualNodes: at most 1.25 times the mean load for 3
+// members and 1,000 keys). Keys are strings, in package controller the
+// primary object's "namespace/name"; owned objects map to their owner's
+// key and so follow it. A new member takes about 1/N of the keys, all
+// from the others; a member that leaves gives away only its own.
+//
+// # Handover without overlap
+//
+// Each member publishes in its Lease's AdoptedAnnotation the version
+// (a hash of the sorted members) of the ring it has adopted. gate.go
+// holds the rule, round.go one round:
+//
+//  1. When a member's view of the live members changes to ring T, it
+//     stops starting reconciles of the keys it loses under T at once,
+//     waits for the ones in flight to return, and only then writes
+//     adopted = version(T). Invariant: while a Lease says adopted = v,
+//     its holder reconciles only keys it owns under ring v.
+//  2. A member starts keys it gains under T only after the barrier: on
+//     a list of the Leases read after its own adopted = version(T) was
+//     written, every live member of T shows adopted = version(T), and
+//     the list's live members are exactly T. Members that left T are
+//     dead by the liveness rule, so fenced. Keys it owns under both its
+//     old ring and T go on without a pause.
+//
+// Why it is safe: suppose y passes the barrier of T and reconciles k
+// (owned by y under T) while x reconciles k. If x is not in T, x is
+// fenced. If x is in T, x showed adopted = version(T), so (invariant)
+// x was not reconciling k then; to start k later, x needs a ring T2
+// under which it owns k and, since x published T, either T2's barrier,
+// which needs y to publish T2 first (y then drained k), or to have held
+// k under every ring it published since its last barrier, T included,
+// which it did not. A member that joins after the list (so y does not
+// know it) sees y in its own first list and waits for y to adopt a
+// ring that includes it. A write whose outcome is unknown (a timeout)
+// counts as published, for the held rings and for nothing else.
+//
+// The cases: a member joining waits, owning nothing, until every other
+// member has seen it, drained the keys it takes and adopted the new
+// ring (about two retry periods). A member killed (-9) has its keys
+// move once the others judge it dead: LeaseDuration plus up to two
+// retry periods after its last renew. A member partitioned but alive
+// fences at its renew deadline, before it is judged dead. Two changes
+// in quick succession: each round retargets to the latest view, so an
+// unfinished handover is replaced by the next; keys held since the
+// last barrier go on, keys gained wait for the latest barrier.
+//
+// A reconcile that never returns holds its key's handover, and so the
+// barrier of every ring after it, forever: reconciles must honour their
+// context.
+//
+// # Two modes
+//
+//   - Filter (built): every replica watches and caches every object of
+//     the controller's resources and reconciles only its own keys.
+//     Nothing to install, no writes to the objects, a key moves the
+//     instant the barrier passes, and every replica already has the
+//     cache to reconcile it. The cost: each replica lists, decodes and
+//     keeps every object, so the API server's watch fan-out and each
+//     replica's decode CPU and memory do not fall with N; only the
+//     reconcile work does.
+//   - Label (not built yet): the owning replica labels each primary
+//     object shard.kwatch.dev/<ring>=<identity>, and each replica
+//     watches with that label selector (plus the unlabelled objects), so
+//     fan-out and decode work fall with N. The cost: a write per object
+//     on every handover (relabelling), a window in which a moved object
+//     is in neither cache, and owned objects that do not carry the label
+//     are still watched in full.
+//
+// # Goroutines and metrics
+//
+// New starts nothing; Run starts one goroutine for the work function and
+// returns only after it has returned. Metrics (Config.Metrics), labelled
+// ring="<namespace>/<ring>": kwatch_shard_ring_members,
+// kwatch_shard_ring_last_change_seconds, kwatch_shard_handovers_total,
+// kwatch_shard_renew_failures_total; package controller adds
+// kwatch_shard_keys_owned per controller.
+package shard

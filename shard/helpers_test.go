@@ -1,0 +1,184 @@
+package shard
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kwatch/kwatch/internal/sim"
+	"github.com/kwatch/kwatch/internal/testutil"
+	"github.com/kwatch/kwatch/kube"
+)
+
+// These helpers run one simulated API server and several members inside
+// a testing/synctest bubble. Each member reaches the server over its own
+// MemNet, so a test can cut one member off while the others go on.
+
+const testNS = "demo"
+
+type cluster struct {
+	t   *testing.T
+	srv *sim.Server
+}
+
+func newCluster(t *testing.T) *cluster {
+	t.Helper()
+	srv, err := sim.New(sim.Options{})
+	require.NoError(t, err)
+	return &cluster{t: t, srv: srv}
+}
+
+// link is one member's network path to the server.
+type link struct {
+	t    *testing.T
+	net  *testutil.MemNet
+	addr string
+	h    http.Handler
+
+	mu sync.Mutex
+	ln *testutil.MemListener // guarded by mu
+}
+
+func (c *cluster) connect(name string) (*kube.Client, *link) {
+	t := c.t
+	t.Helper()
+	l := &link{t: t, net: &testutil.MemNet{}, addr: name + ":80", h: c.srv.Handler()}
+	l.serve()
+	tr := l.net.Transport()
+	kc, err := kube.NewClient(&kube.Config{Host: "http://" + l.addr, Transport: tr})
+	require.NoError(t, err)
+	t.Cleanup(tr.CloseIdleConnections)
+	return kc, l
+}
+
+func (l *link) serve() {
+	ln, err := l.net.Listen(l.addr)
+	require.NoError(l.t, err)
+	hs := &http.Server{Handler: l.h}
+	done := make(chan struct{})
+	go func() { _ = hs.Serve(ln); close(done) }()
+	l.mu.Lock()
+	l.ln = ln
+	l.mu.Unlock()
+	l.t.Cleanup(func() {
+		_ = hs.Close()
+		<-done
+	})
+}
+
+// partition cuts the member off: new connections are refused, open ones
+// are closed.
+func (l *link) partition() {
+	l.mu.Lock()
+	ln := l.ln
+	l.mu.Unlock()
+	_ = ln.Close()
+	l.net.CutAll()
+}
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// testMember is a running Member.
+type testMember struct {
+	m      *Member
+	link   *link
+	cancel context.CancelFunc
+	done   chan error
+	once   sync.Once
+	err    error
+}
+
+func testConfig(c *kube.Client, id string) Config {
+	return Config{Client: c, Namespace: testNS, Ring: "r", Identity: id, Logger: quiet()}
+}
+
+// run starts member id; the test ends it with stop (or at cleanup).
+func (c *cluster) run(id string, adjust func(*Config)) *testMember {
+	t := c.t
+	t.Helper()
+	kc, l := c.connect(id)
+	cfg := testConfig(kc, id)
+	if adjust != nil {
+		adjust(&cfg)
+	}
+	m, err := New(cfg)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	tm := &testMember{m: m, link: l, cancel: cancel, done: make(chan error, 1)}
+	go func() { tm.done <- m.Run(ctx, func(ctx context.Context) { <-ctx.Done() }) }()
+	t.Cleanup(func() { _ = tm.stop() })
+	return tm
+}
+
+// stop cancels the member and returns Run's error.
+func (tm *testMember) stop() error {
+	tm.once.Do(func() {
+		tm.cancel()
+		tm.err = <-tm.done
+	})
+	return tm.err
+}
+
+// owners counts, for each key, the members whose Owns is true.
+func owners(members []*testMember, keys []string) map[string][]string {
+	out := map[string][]string{}
+	for _, k := range keys {
+		for _, tm := range members {
+			if tm.m.Owns(k) {
+				out[k] = append(out[k], tm.m.Identity())
+			}
+		}
+	}
+	return out
+}
+
+// watchOverlap checks every step of fake time, until stop, that no key
+// is owned by two members at once, and records when each key was owned
+// by nobody.
+type overlapWatch struct {
+	mu       sync.Mutex
+	overlaps []string
+}
+
+func (c *cluster) watchOverlap(members func() []*testMember, keys []string, step time.Duration) (*overlapWatch, func()) {
+	w := &overlapWatch{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tk := time.NewTicker(step)
+		defer tk.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tk.C:
+			}
+			for k, os := range owners(members(), keys) {
+				if len(os) > 1 {
+					w.mu.Lock()
+					w.overlaps = append(w.overlaps, time.Now().String()+" "+k+" "+joined(os))
+					w.mu.Unlock()
+				}
+			}
+		}
+	}()
+	return w, func() { cancel(); <-done }
+}
+
+func joined(ss []string) string {
+	out := ""
+	for i, s := range ss {
+		if i > 0 {
+			out += ","
+		}
+		out += s
+	}
+	return out
+}
