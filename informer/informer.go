@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -41,6 +42,10 @@ type Informer[T watch.Object] struct {
 	wg     sync.WaitGroup
 
 	stats stats
+
+	// compact, in StoreCompact, does all the work: the fields above are
+	// unused and every exported method defers to it.
+	compact *compactSide[T]
 }
 
 // New returns an informer. It checks opts and starts nothing: call Run.
@@ -52,6 +57,19 @@ func New[T watch.Object](opts Options[T]) (*Informer[T], error) {
 		return nil, errors.New("informer: Options.Resource needs at least Version and Resource")
 	}
 	opts.defaults()
+	if opts.Store == StoreCompact {
+		c, err := newCompact(opts)
+		if err != nil {
+			return nil, err
+		}
+		return &Informer[T]{opts: opts, compact: c}, nil
+	}
+	if opts.Store != StoreTyped {
+		return nil, fmt.Errorf("informer: unknown Options.Store %d", opts.Store)
+	}
+	if len(opts.RawIndexers) > 0 {
+		return nil, errors.New("informer: RawIndexers need Store: StoreCompact")
+	}
 	return &Informer[T]{
 		opts:   opts,
 		store:  store.New(store.Options[T]{Key: opts.Key, Indexers: opts.Indexers}),
@@ -62,14 +80,27 @@ func New[T watch.Object](opts Options[T]) (*Informer[T], error) {
 // Store is the read-only side of the informer's cache: only the informer
 // writes to it, so it stays the server's state. Readers may use it at any
 // time; objects it returns are shared and must not be modified.
-func (inf *Informer[T]) Store() store.View[T] { return inf.store.View() }
+func (inf *Informer[T]) Store() store.View[T] {
+	if inf.compact != nil {
+		return store.NewView[T](compactView[T]{c: inf.compact, raw: inf.compact.raw.Store()})
+	}
+	return inf.store.View()
+}
 
 // HasSynced reports whether the first list has been committed to the store.
-func (inf *Informer[T]) HasSynced() bool { return inf.synced.Load() }
+func (inf *Informer[T]) HasSynced() bool {
+	if inf.compact != nil {
+		return inf.compact.raw.HasSynced()
+	}
+	return inf.synced.Load()
+}
 
 // WaitForSync blocks until the informer has synced or ctx is done, and
 // reports whether it synced.
 func (inf *Informer[T]) WaitForSync(ctx context.Context) bool {
+	if inf.compact != nil {
+		return inf.compact.raw.WaitForSync(ctx)
+	}
 	select {
 	case <-inf.syncCh:
 		return true
@@ -83,6 +114,9 @@ func (inf *Informer[T]) WaitForSync(ctx context.Context) bool {
 // every server or network failure by itself; failures are visible in
 // Health and Stats and in the logs.
 func (inf *Informer[T]) Run(ctx context.Context) error {
+	if inf.compact != nil {
+		return inf.compact.run(ctx)
+	}
 	if !inf.running.CompareAndSwap(false, true) {
 		return ErrAlreadyRunning
 	}

@@ -98,6 +98,25 @@ type Options[T watch.Object] struct {
 	Decoder watch.DecoderOptions
 	// Logger receives the informer's logs; slog.Default().
 	Logger *slog.Logger
+
+	// Store chooses how the store keeps objects: decoded (StoreTyped) or
+	// as the server encoded them, decoded on read (StoreCompact; see
+	// compact.go for what changes). StoreTyped.
+	Store StoreMode
+	// DecodeCache is how many decoded objects a compact store keeps for
+	// its readers and handlers, so that a handler's decode and the
+	// reconcile that reads the same version share one; 1024. Negative
+	// keeps none.
+	DecodeCache int
+	// RawIndexers are extra indexes of a compact store over the objects'
+	// metadata (watch.Raw: namespace, name, labels, uid, generation),
+	// which cost no decode; Indexers still work and decode each object
+	// they index once per version.
+	RawIndexers map[string]store.IndexFunc[*watch.Raw]
+
+	// jsonOnly asks for JSON: a compact store's inner informer of Raw
+	// decodes protobuf, but the T it decodes into on read may not.
+	jsonOnly bool
 }
 
 // Backoff shapes the waits between failed attempts to list or watch. Each

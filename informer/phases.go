@@ -25,6 +25,7 @@ func (inf *Informer[T]) list(ctx context.Context, st state) (rv string, continui
 		MetadataOnly:         o.MetadataOnly,
 		Table:                o.Table,
 		IdleTimeout:          max(o.IdleTimeout, 0),
+		JSON:                 o.jsonOnly,
 	}
 	if !st.fullList {
 		opts.Limit = o.PageSize
@@ -184,6 +185,7 @@ func (inf *Informer[T]) confirm(ctx context.Context, st state) (string, error) {
 		Limit:                1,
 		MetadataOnly:         o.MetadataOnly,
 		Table:                o.Table,
+		JSON:                 o.jsonOnly,
 	}
 	inf.stats.confirms.Add(1)
 	ctx, cancel := context.WithTimeout(ctx, confirmTimeout)
@@ -213,6 +215,7 @@ func (inf *Informer[T]) openWatch(ctx context.Context, rv string, initial bool) 
 		MetadataOnly:      o.MetadataOnly,
 		Table:             o.Table,
 		Decoder:           o.Decoder,
+		JSON:              o.jsonOnly,
 	}
 	if initial {
 		// The initial events fill a new cache: the garbage collector needs

@@ -61,6 +61,9 @@ func (inf *Informer[T]) AddHandler(h Handler[T], opts HandlerOptions) (Registrat
 	if h == nil {
 		return nil, errors.New("informer: nil handler")
 	}
+	if inf.compact != nil {
+		return inf.compact.raw.AddHandler(inf.compact.handler(h), opts)
+	}
 	r := &registration[T]{inf: inf}
 	switch opts.Delivery {
 	case Coalesce:

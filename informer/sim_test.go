@@ -154,12 +154,14 @@ func TestPropertyConvergesUnderFaults(t *testing.T) {
 	if s, err := strconv.Atoi(os.Getenv("KWATCH_PROPERTY_SEEDS")); err == nil && s > 0 {
 		seeds = s
 	}
-	for seed := 1; seed <= seeds; seed++ {
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runProperty(t, uint64(seed)) })
+	for _, sm := range []StoreMode{StoreTyped, StoreCompact} {
+		for seed := 1; seed <= seeds; seed++ {
+			t.Run(fmt.Sprintf("%s/seed=%d", sm, seed), func(t *testing.T) { runProperty(t, uint64(seed), sm) })
+		}
 	}
 }
 
-func runProperty(t *testing.T, seed uint64) {
+func runProperty(t *testing.T, seed uint64, sm StoreMode) {
 	rng := rand.New(rand.NewPCG(seed, 99))
 	h := simtest.Start(t, sim.Options{HistorySize: 100, BookmarkInterval: 200 * time.Millisecond, Seed: seed})
 	srv := h.Server
@@ -168,7 +170,9 @@ func runProperty(t *testing.T, seed uint64) {
 		require.NoError(t, err)
 	}
 	mode := []ListMode{ListAuto, ListPaged}[seed%2]
-	inf, err := New(simOptions(t, h.URL, mode))
+	opts := simOptions(t, h.URL, mode)
+	opts.Store = sm
+	inf, err := New(opts)
 	require.NoError(t, err)
 	rep := newReplayer()
 	_, err = inf.AddHandler(rep, HandlerOptions{})

@@ -95,10 +95,18 @@ type Stats struct {
 	// Listed counts the objects received so far by the list in progress
 	// (or by the last list): progress for a large initial sync.
 	Listed int64
+	// Decodes counts the objects a compact store decoded for its readers
+	// and handlers (cache hits excluded), DecodeErrors those that did not
+	// decode; both 0 in StoreTyped.
+	Decodes      int64
+	DecodeErrors int64
 }
 
 // Stats returns the informer's counters.
 func (inf *Informer[T]) Stats() Stats {
+	if inf.compact != nil {
+		return inf.compact.stats()
+	}
 	s := Stats{
 		Events: inf.stats.events.Load(), Relists: inf.stats.relists.Load(), Watches: inf.stats.watches.Load(),
 		IdleTimeouts: inf.stats.idleTimeouts.Load(), Gone: inf.stats.gone.Load(), Errors: inf.stats.errorsTotal.Load(),
@@ -140,6 +148,9 @@ type Health struct {
 
 // Health returns the informer's current health.
 func (inf *Informer[T]) Health() Health {
+	if inf.compact != nil {
+		return inf.compact.raw.Health()
+	}
 	h := Health{Synced: inf.HasSynced(), Watching: inf.stats.connected.Load()}
 	if ns := inf.stats.lastActivity.Load(); ns != 0 {
 		h.LastActivity = time.Unix(0, ns)

@@ -8,11 +8,32 @@ package store
 //
 // A View is a small value, safe for concurrent use, and always shows the
 // store's current contents. The zero View is not usable; get one from
-// Store.View.
-type View[T any] struct{ s *Store[T] }
+// Store.View, or NewView for a Reader of another kind (the informer's
+// compact store decodes its objects on read behind one).
+type View[T any] struct{ s Reader[T] }
+
+// Reader is what a View reads from: the read methods of Store, with the
+// same meaning.
+type Reader[T any] interface {
+	Key(obj T) (string, error)
+	ResourceVersion() string
+	Get(key string) (T, bool)
+	GetByObject(obj T) (T, bool, error)
+	Len() int
+	List() []T
+	ListKeys() []string
+	Snapshot() map[string]T
+	IndexNames() []string
+	ByIndex(index, value string) ([]T, error)
+	IndexKeys(index, value string) ([]string, error)
+	IndexValues(index string) ([]string, error)
+}
 
 // View returns the read-only side of s.
 func (s *Store[T]) View() View[T] { return View[T]{s: s} }
+
+// NewView returns a View of r.
+func NewView[T any](r Reader[T]) View[T] { return View[T]{s: r} }
 
 // Key returns obj's key by the store's key function.
 func (v View[T]) Key(obj T) (string, error) { return v.s.Key(obj) }

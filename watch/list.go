@@ -49,6 +49,8 @@ func List[T Object](ctx context.Context, c *kube.Client, res kube.Resource, ns s
 func ListEach[T Object](ctx context.Context, c *kube.Client, res kube.Resource, ns string, opts ListOptions, each func(T) error) (ListMeta, error) {
 	accept, codec := protoAccept[T](c)
 	switch {
+	case opts.JSON && !opts.Table && !opts.MetadataOnly:
+		accept, codec = acceptJSON, nil
 	case opts.Table:
 		accept, codec = AcceptTable, nil
 	case opts.MetadataOnly:

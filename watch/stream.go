@@ -38,6 +38,8 @@ func Watch[T Object](ctx context.Context, c *kube.Client, res kube.Resource, ns 
 	idleTimeout := opts.IdleTimeout
 	accept, codec := protoAccept[T](c)
 	switch {
+	case opts.JSON && !opts.Table && !opts.MetadataOnly:
+		accept, codec = acceptJSON, nil
 	case opts.Table:
 		accept, codec = AcceptTable, nil
 	case opts.MetadataOnly:

@@ -75,6 +75,10 @@ type ListOptions struct {
 	// that long without a byte from the server, so a body that never ends
 	// cannot hang the caller. Not sent to the server.
 	IdleTimeout time.Duration
+	// JSON asks for JSON even for a T that decodes protobuf (the compact
+	// store sets it when the type it decodes into on read reads JSON
+	// only). Not sent to the server.
+	JSON bool
 }
 
 func (o ListOptions) query() url.Values {
@@ -115,6 +119,9 @@ type WatchOptions struct {
 	IdleTimeout time.Duration
 	// Decoder bounds the stream decoder (frame size, parallel decoding).
 	Decoder DecoderOptions
+	// JSON asks for JSON even for a T that decodes protobuf (see
+	// ListOptions.JSON). Not sent to the server.
+	JSON bool
 }
 
 func (o WatchOptions) query() url.Values {

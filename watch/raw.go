@@ -1,0 +1,318 @@
+package watch
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"unsafe"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Raw is one object kept as the server encoded it, for the informer's
+// compact store: the object's own bytes (its protobuf message as received,
+// or its JSON), and beside them the few metadata fields that keys, indexes,
+// selectors and the list/watch protocol need, read once when it arrived.
+//
+// A Raw holds one pointer-free allocation (the bytes) and an interned
+// namespace, so the garbage collector marks it without scanning it: a
+// store of a hundred thousand Raws costs the collector a few hundred
+// thousand pointers where typed pods cost tens of millions. Decode turns
+// it into the caller's type when a reader asks (see RawCodec).
+//
+// A Raw is immutable once decoded; every method is safe for concurrent use.
+// Strings it returns share its bytes (they are never modified), so keeping
+// one keeps the whole record alive.
+type Raw struct {
+	ns    string // interned
+	data  []byte // name | resourceVersion | uid | labels | body
+	name  uint32 // end of the name in data
+	rv    uint32 // end of the resourceVersion
+	uid   uint32 // end of the uid
+	lbls  uint32 // end of the labels: uvarint-prefixed key, value pairs
+	gen   int64
+	proto bool // the body is the object's protobuf message, not JSON
+}
+
+// Errors of Raw decoding.
+var (
+	// ErrRawNotObject is returned for a body that is not an object.
+	ErrRawNotObject = errors.New("not an object")
+	// ErrRawEncoding is returned by RawCodec.Decode for a protobuf Raw
+	// and a type that decodes JSON only.
+	ErrRawEncoding = errors.New("the object was received in protobuf, which the type cannot decode")
+)
+
+// rawMeta is what a scan of an object's metadata collects. The slices
+// alias the scanned body, or hold unescaped copies.
+type rawMeta struct {
+	ns, name, rv, uid []byte
+	gen               int64
+	labels            [][]byte // key, value, key, value...
+	labelBytes        int
+	buf               [16][]byte // labels' first backing array
+}
+
+func (m *rawMeta) addLabel(k, v []byte) {
+	if m.labels == nil {
+		m.labels = m.buf[:0]
+	}
+	for i := 0; i < len(m.labels); i += 2 {
+		if bytes.Equal(m.labels[i], k) { // a repeated key: the last value wins, as in a map
+			m.labelBytes += len(v) - len(m.labels[i+1])
+			m.labels[i+1] = v
+			return
+		}
+	}
+	m.labels = append(m.labels, k, v)
+	m.labelBytes += len(k) + len(v) + 2*binary.MaxVarintLen32
+}
+
+// newRaw builds a Raw of body with the metadata m.
+func newRaw(m *rawMeta, body []byte, proto bool) (*Raw, error) {
+	if len(body) > maxRawSize {
+		return nil, fmt.Errorf("object of %d bytes is over the %d-byte limit", len(body), maxRawSize)
+	}
+	size := len(m.name) + len(m.rv) + len(m.uid) + m.labelBytes + len(body)
+	data := make([]byte, 0, size)
+	data = append(data, m.name...)
+	r := &Raw{gen: m.gen, proto: proto}
+	if len(m.ns) > 0 {
+		r.ns = interned.intern(m.ns)
+	}
+	r.name = uint32(len(data))
+	data = append(data, m.rv...)
+	r.rv = uint32(len(data))
+	data = append(data, m.uid...)
+	r.uid = uint32(len(data))
+	for _, s := range m.labels {
+		data = binary.AppendUvarint(data, uint64(len(s)))
+		data = append(data, s...)
+	}
+	r.lbls = uint32(len(data))
+	data = append(data, body...)
+	r.data = data
+	return r, nil
+}
+
+// maxRawSize bounds one object; the stream decoders bound frames at 16 MiB
+// by default, so this is only a guard for the uint32 offsets.
+const maxRawSize = 1 << 30
+
+func (r *Raw) str(from, to uint32) string {
+	if from == to {
+		return ""
+	}
+	return unsafe.String(&r.data[from], int(to-from))
+}
+
+// GetNamespace returns metadata.namespace.
+func (r *Raw) GetNamespace() string { return r.ns }
+
+// GetName returns metadata.name.
+func (r *Raw) GetName() string { return r.str(0, r.name) }
+
+// GetResourceVersion returns metadata.resourceVersion.
+func (r *Raw) GetResourceVersion() string { return r.str(r.name, r.rv) }
+
+// GetUID returns metadata.uid.
+func (r *Raw) GetUID() types.UID { return types.UID(r.str(r.rv, r.uid)) }
+
+// GetGeneration returns metadata.generation.
+func (r *Raw) GetGeneration() int64 { return r.gen }
+
+// Protobuf reports whether Body is a protobuf message (else JSON).
+func (r *Raw) Protobuf() bool { return r.proto }
+
+// Body returns the object's encoded bytes, shared: read only.
+func (r *Raw) Body() []byte { return r.data[r.lbls:] }
+
+// Size is the number of bytes the record holds.
+func (r *Raw) Size() int { return len(r.data) }
+
+// Labels returns the object's labels as a labels.Labels, so that a label
+// selector matches a Raw without building a map: sel.Matches(r.Labels()).
+func (r *Raw) Labels() RawLabels { return RawLabels{r} }
+
+// RawLabels is a Raw's labels, read in place. It implements labels.Labels.
+type RawLabels struct{ r *Raw }
+
+// Lookup returns the value of the label key and whether it is set.
+func (l RawLabels) Lookup(key string) (string, bool) {
+	found, ok := "", false
+	l.r.eachLabel(func(k, v string) bool {
+		if k == key {
+			found, ok = v, true
+			return false
+		}
+		return true
+	})
+	return found, ok
+}
+
+// Has reports whether the label key is set.
+func (l RawLabels) Has(key string) bool { _, ok := l.Lookup(key); return ok }
+
+// Get returns the value of the label key, "" when it is not set.
+func (l RawLabels) Get(key string) string { v, _ := l.Lookup(key); return v }
+
+// GetLabels returns metadata.labels in a new map (nil when there are none).
+func (r *Raw) GetLabels() map[string]string {
+	var m map[string]string
+	r.eachLabel(func(k, v string) bool {
+		if m == nil {
+			m = make(map[string]string)
+		}
+		m[k] = v
+		return true
+	})
+	return m
+}
+
+// eachLabel calls fn with each label until it returns false.
+func (r *Raw) eachLabel(fn func(k, v string) bool) {
+	for i := r.uid; i < r.lbls; {
+		k, n := r.lenString(i)
+		v, m := r.lenString(i + n)
+		i += n + m
+		if !fn(k, v) {
+			return
+		}
+	}
+}
+
+// lenString reads the uvarint-prefixed string at i and its encoded length.
+func (r *Raw) lenString(i uint32) (string, uint32) {
+	l, n := binary.Uvarint(r.data[i:r.lbls])
+	start := i + uint32(n)
+	return r.str(start, start+uint32(l)), uint32(n) + uint32(l)
+}
+
+// Meta decodes the whole of metadata (annotations, owner references,
+// finalizers, managedFields...) from the body. It costs a partial decode
+// each call; keys, labels, uid, resourceVersion and generation are free.
+func (r *Raw) Meta() (*metav1.ObjectMeta, error) {
+	if r.proto {
+		return protoRawMeta(r.Body())
+	}
+	return jsonRawMeta(r.Body())
+}
+
+// GetAnnotations returns metadata.annotations, decoded from the body (see
+// Meta); nil when the body does not decode.
+func (r *Raw) GetAnnotations() map[string]string {
+	m, err := r.Meta()
+	if err != nil {
+		return nil
+	}
+	return m.Annotations
+}
+
+// GetOwnerReferences returns metadata.ownerReferences, decoded from the
+// body (see Meta); nil when the body does not decode.
+func (r *Raw) GetOwnerReferences() []metav1.OwnerReference {
+	m, err := r.Meta()
+	if err != nil {
+		return nil
+	}
+	return m.OwnerReferences
+}
+
+// UnmarshalJSON keeps a copy of b, an object's JSON, and reads its metadata.
+func (r *Raw) UnmarshalJSON(b []byte) error {
+	var m rawMeta
+	if err := scanJSONMeta(b, &m); err != nil {
+		return err
+	}
+	out, err := newRaw(&m, b, false)
+	if err != nil {
+		return err
+	}
+	*r = *out
+	return nil
+}
+
+// Unmarshal keeps a copy of b, an object's protobuf message as the API
+// server sends it (inside its runtime.Unknown envelope), and reads its
+// metadata (field 1).
+func (r *Raw) Unmarshal(b []byte) error {
+	var m rawMeta
+	if err := scanProtoMeta(b, &m); err != nil {
+		return err
+	}
+	out, err := newRaw(&m, b, true)
+	if err != nil {
+		return err
+	}
+	*r = *out
+	return nil
+}
+
+// MarshalJSON returns the body of a JSON Raw; a protobuf one is an error.
+func (r *Raw) MarshalJSON() ([]byte, error) {
+	if r.proto {
+		return nil, errors.New("watch: a protobuf Raw has no JSON form")
+	}
+	return r.Body(), nil
+}
+
+// AppendRecord appends the Raw to dst in the form ParseRecord reads (a
+// snapshot's record): a version byte, an encoding byte and the body. The
+// metadata is read again from the body on load.
+func (r *Raw) AppendRecord(dst []byte) []byte {
+	var flags byte
+	if r.proto {
+		flags = 1
+	}
+	dst = append(dst, rawRecordVersion, flags)
+	return append(dst, r.Body()...)
+}
+
+// rawRecordVersion starts every record AppendRecord writes.
+const rawRecordVersion = 1
+
+// ParseRecord rebuilds a Raw from a record AppendRecord wrote, checking
+// everything: a record from a damaged file is an error, never a panic.
+func ParseRecord(b []byte) (*Raw, error) {
+	if len(b) < 2 || b[0] != rawRecordVersion || b[1] > 1 {
+		return nil, errors.New("watch: not a version-1 object record")
+	}
+	r := new(Raw)
+	var err error
+	if b[1] == 1 {
+		err = r.Unmarshal(b[2:])
+	} else {
+		err = r.UnmarshalJSON(b[2:])
+	}
+	if err != nil {
+		return nil, fmt.Errorf("watch: object record: %w", err)
+	}
+	return r, nil
+}
+
+// RawCodec decodes Raws into T: a protobuf Raw with T's generated
+// Unmarshal (T must decode protobuf; see DecodesProtobuf), a JSON one as a
+// list or watch would. Strings of protobuf objects are not interned: a
+// decoded object is short-lived or held by a bounded cache.
+type RawCodec[T Object] struct{ proto *protoCodec[T] }
+
+// NewRawCodec returns the codec of T.
+func NewRawCodec[T Object]() *RawCodec[T] { return &RawCodec[T]{proto: newProtoCodec[T](true)} }
+
+// Decode decodes r into a fresh T. Bad bytes are an error, never a panic.
+func (c *RawCodec[T]) Decode(r *Raw) (T, error) {
+	if !r.proto {
+		return decodeJSONObject[T](r.Body())
+	}
+	if c.proto == nil {
+		var zero T
+		return zero, &DecodeError{What: "object", Err: fmt.Errorf("%w (%T)", ErrRawEncoding, zero)}
+	}
+	obj, err := c.proto.decode(r.Body())
+	if err != nil {
+		return obj, &DecodeError{What: "object", Err: err}
+	}
+	return obj, nil
+}

@@ -1,0 +1,295 @@
+package watch
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// scanJSONMeta checks that b is one JSON object and reads the metadata
+// fields a Raw keeps. Field names are matched as the typed decoder matches
+// them (exactly, case-sensitively, unescaped); strings are unescaped and
+// invalid UTF-8 replaced as it does, so both store modes agree on keys.
+func scanJSONMeta(b []byte, m *rawMeta) error {
+	s := jscan{b: b}
+	s.ws()
+	if s.i >= len(b) || b[s.i] != '{' {
+		return ErrRawNotObject
+	}
+	err := s.object(func(key []byte) error {
+		if string(key) == "metadata" {
+			return s.metadata(m)
+		}
+		return s.skip(0)
+	})
+	if err != nil {
+		return err
+	}
+	s.ws()
+	if s.i != len(b) {
+		return s.fail("data after the object")
+	}
+	return nil
+}
+
+// jscan validates and walks JSON held in memory.
+type jscan struct {
+	b []byte
+	i int
+}
+
+// maxJSONDepth bounds nesting, so hostile input cannot exhaust the stack.
+const maxJSONDepth = 1000
+
+func (s *jscan) fail(what string) error {
+	return fmt.Errorf("malformed JSON at byte %d: %s", s.i, what)
+}
+
+func (s *jscan) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// object walks the object at s.i, calling fn with each key (raw, as
+// written) with s.i at its value; fn must consume the value.
+func (s *jscan) object(fn func(key []byte) error) error {
+	s.i++ // '{'
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == '}' {
+		s.i++
+		return nil
+	}
+	for {
+		s.ws()
+		key, _, err := s.str()
+		if err != nil {
+			return err
+		}
+		s.ws()
+		if s.i >= len(s.b) || s.b[s.i] != ':' {
+			return s.fail("expected ':'")
+		}
+		s.i++
+		s.ws()
+		if err := fn(key); err != nil {
+			return err
+		}
+		s.ws()
+		if s.i >= len(s.b) {
+			return s.fail("unterminated object")
+		}
+		switch s.b[s.i] {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return nil
+		default:
+			return s.fail("expected ',' or '}'")
+		}
+	}
+}
+
+// str reads the string at s.i and returns its bytes between the quotes
+// and whether they need unescaping or UTF-8 repair.
+func (s *jscan) str() (raw []byte, special bool, err error) {
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return nil, false, s.fail("expected a string")
+	}
+	start := s.i + 1
+	for j := start; j < len(s.b); j++ {
+		switch c := s.b[j]; {
+		case c == '"':
+			s.i = j + 1
+			return s.b[start:j], special, nil
+		case c == '\\':
+			special = true
+			j++
+		case c < 0x20:
+			s.i = j
+			return nil, false, s.fail("control character in a string")
+		case c >= utf8.RuneSelf:
+			special = true
+		}
+	}
+	return nil, false, s.fail("unterminated string")
+}
+
+// text reads a string value (or null) as the typed decoder would.
+func (s *jscan) text() ([]byte, error) {
+	if s.literal("null") {
+		return nil, nil
+	}
+	raw, special, err := s.str()
+	if err != nil || !special || utf8.Valid(raw) && bytes.IndexByte(raw, '\\') < 0 {
+		return raw, err
+	}
+	return unquoteJSON(make([]byte, 0, len(raw)), raw)
+}
+
+func (s *jscan) literal(lit string) bool {
+	if len(s.b)-s.i >= len(lit) && string(s.b[s.i:s.i+len(lit)]) == lit {
+		s.i += len(lit)
+		return true
+	}
+	return false
+}
+
+// skip validates and steps over one value.
+func (s *jscan) skip(depth int) error {
+	if depth > maxJSONDepth {
+		return s.fail("nested too deeply")
+	}
+	if s.i >= len(s.b) {
+		return s.fail("expected a value")
+	}
+	switch c := s.b[s.i]; {
+	case c == '{':
+		return s.object(func([]byte) error { return s.skip(depth + 1) })
+	case c == '[':
+		return s.array(depth)
+	case c == '"':
+		_, _, err := s.str()
+		return err
+	case c == '-' || c >= '0' && c <= '9':
+		_, err := s.number()
+		return err
+	case s.literal("true"), s.literal("false"), s.literal("null"):
+		return nil
+	}
+	return s.fail("unexpected character")
+}
+
+func (s *jscan) array(depth int) error {
+	s.i++ // '['
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == ']' {
+		s.i++
+		return nil
+	}
+	for {
+		s.ws()
+		if err := s.skip(depth + 1); err != nil {
+			return err
+		}
+		s.ws()
+		if s.i >= len(s.b) {
+			return s.fail("unterminated array")
+		}
+		switch s.b[s.i] {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			return nil
+		default:
+			return s.fail("expected ',' or ']'")
+		}
+	}
+}
+
+// number steps over a number and returns its text.
+func (s *jscan) number() ([]byte, error) {
+	start := s.i
+	for s.i < len(s.b) && isNumberByte(s.b[s.i]) {
+		s.i++
+	}
+	if s.i == start {
+		return nil, s.fail("expected a number")
+	}
+	return s.b[start:s.i], nil
+}
+
+func isNumberByte(c byte) bool {
+	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
+}
+
+// metadata reads the fields of metadata a Raw keeps.
+func (s *jscan) metadata(m *rawMeta) error {
+	if s.literal("null") {
+		return nil
+	}
+	if s.i >= len(s.b) || s.b[s.i] != '{' {
+		return s.fail("metadata is not an object")
+	}
+	return s.object(func(key []byte) error {
+		var err error
+		switch string(key) {
+		case "name":
+			m.name, err = s.text()
+		case "namespace":
+			m.ns, err = s.text()
+		case "resourceVersion":
+			m.rv, err = s.text()
+		case "uid":
+			m.uid, err = s.text()
+		case "generation":
+			err = s.generation(m)
+		case "labels":
+			err = s.labels(m)
+		default:
+			err = s.skip(1)
+		}
+		return err
+	})
+}
+
+func (s *jscan) generation(m *rawMeta) error {
+	if s.literal("null") {
+		return nil
+	}
+	n, err := s.number()
+	if err != nil {
+		return err
+	}
+	if m.gen, err = strconv.ParseInt(string(n), 10, 64); err != nil {
+		return s.fail("generation is not an integer")
+	}
+	return nil
+}
+
+func (s *jscan) labels(m *rawMeta) error {
+	m.labels, m.labelBytes = m.labels[:0], 0
+	if s.literal("null") {
+		return nil
+	}
+	if s.i >= len(s.b) || s.b[s.i] != '{' {
+		return s.fail("labels is not an object")
+	}
+	return s.object(func(rawKey []byte) error {
+		key := rawKey
+		if bytes.IndexByte(rawKey, '\\') >= 0 || !utf8.Valid(rawKey) {
+			var err error
+			if key, err = unquoteJSON(nil, rawKey); err != nil {
+				return err
+			}
+		}
+		v, err := s.text()
+		if err != nil {
+			return err
+		}
+		m.addLabel(key, v)
+		return nil
+	})
+}
+
+// jsonRawMeta decodes the metadata of a JSON body.
+func jsonRawMeta(body []byte) (*metav1.ObjectMeta, error) {
+	var obj struct {
+		Metadata metav1.ObjectMeta `json:"metadata"`
+	}
+	if err := json.Unmarshal(body, &obj); err != nil {
+		return nil, errors.Join(errors.New("metadata does not decode"), err)
+	}
+	return &obj.Metadata, nil
+}
