@@ -89,7 +89,7 @@ FUZZ_TARGETS = ./watch:FuzzFramer:30000 ./watch:FuzzDecoder:30000 ./watch:FuzzDe
 	./kube:FuzzKubeconfig:30000 ./kube:FuzzStatusFromResponse:30000 ./watch:FuzzProtobuf:30000 ./watch:FuzzJSONString:30000 ./store:FuzzStoreOps:4000 ./store:FuzzMetaKey:30000 \
 	./metrics:FuzzEscapeLabelValue:30000 ./internal/sim:FuzzParseQueries:30000 \
 	./internal/sim:FuzzDecodeContinue:30000 ./internal/sim:FuzzApplyPatch:30000 ./internal/sim:FuzzProtobufBody:30000 ./internal/sim:FuzzDeleteOptions:30000 \
-	./internal/snapfile:FuzzRead:30000 \
+	./internal/snapfile:FuzzRead:30000 ./watch:FuzzRawJSON:30000 ./watch:FuzzRawProtobuf:30000 \
 	./cmd/kwatch/internal/printers:FuzzJSONPath:30000 ./cmd/kwatch/internal/printers:FuzzCustomColumns:30000 ./cmd/kwatch/internal/printers:FuzzServerRow:30000
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

@@ -231,7 +231,9 @@ func FuzzRawProtobuf(f *testing.F) {
 		if typed.Name != raw.GetName() || typed.Namespace != raw.GetNamespace() ||
 			typed.ResourceVersion != raw.GetResourceVersion() || typed.UID != raw.GetUID() ||
 			typed.Generation != raw.GetGeneration() || !maps.Equal(typed.Labels, raw.GetLabels()) {
-			t.Fatalf("raw metadata disagrees with the decoded object")
+			t.Fatalf("raw metadata %q/%q rv %q uid %q gen %d labels %v; decoded %q/%q rv %q uid %q gen %d labels %v",
+				raw.GetNamespace(), raw.GetName(), raw.GetResourceVersion(), raw.GetUID(), raw.GetGeneration(), raw.GetLabels(),
+				typed.Namespace, typed.Name, typed.ResourceVersion, typed.UID, typed.Generation, typed.Labels)
 		}
 	})
 }

@@ -95,8 +95,8 @@ func protoLabel(m *rawMeta, entry []byte) error {
 	s := pbwire.NewScanner(entry)
 	var f pbwire.Field
 	for s.Next(&f) {
-		if f.Wire != pbwire.Bytes {
-			continue
+		if (f.Num == 1 || f.Num == 2) && f.Wire != pbwire.Bytes {
+			return fmt.Errorf("label field %d has wire type %d", f.Num, f.Wire)
 		}
 		switch f.Num {
 		case 1:
