@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/store"
 	"github.com/kwatch/kwatch/watch"
 )
@@ -112,7 +113,25 @@ func newCompact[T watch.Object](opts Options[T]) (*compactSide[T], error) {
 		return nil, err
 	}
 	c.raw = raw
+	if opts.Snapshot != nil {
+		if raw.snap, err = newSnapshotter(raw, *opts.Snapshot, snapshotEncoding(rawOpts)); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
+}
+
+// snapshotEncoding names what a compact informer's records hold, so that a
+// snapshot is loaded only by an informer that would have received the same.
+func snapshotEncoding(o Options[*watch.Raw]) string {
+	enc := "protobuf"
+	if o.jsonOnly || o.Client.ContentType() == kube.ContentTypeJSON {
+		enc = "json"
+	}
+	if o.MetadataOnly {
+		enc += "+metadata"
+	}
+	return enc
 }
 
 // decode returns r decoded into T, from the cache when another reader or

@@ -43,6 +43,9 @@ type Informer[T watch.Object] struct {
 
 	stats stats
 
+	// snap keeps the snapshot file of a compact store's Raw informer.
+	snap *snapshotter
+
 	// compact, in StoreCompact, does all the work: the fields above are
 	// unused and every exported method defers to it.
 	compact *compactSide[T]
@@ -69,6 +72,9 @@ func New[T watch.Object](opts Options[T]) (*Informer[T], error) {
 	}
 	if len(opts.RawIndexers) > 0 {
 		return nil, errors.New("informer: RawIndexers need Store: StoreCompact")
+	}
+	if opts.Snapshot != nil {
+		return nil, errors.New("informer: Snapshot needs Store: StoreCompact")
 	}
 	return &Informer[T]{
 		opts:   opts,
@@ -141,26 +147,44 @@ func (inf *Informer[T]) Run(ctx context.Context) error {
 		}()
 	}
 
-	inf.loop(ctx)
+	st := initialState(inf.opts.ListMode)
+	if inf.snap != nil {
+		if restored, ok := inf.snap.restore(); ok {
+			st = restored
+			inf.stats.restored.Store(true)
+		}
+		inf.wg.Add(1)
+		go func() {
+			defer inf.wg.Done()
+			inf.snap.run(ctx)
+		}()
+	}
+
+	inf.loop(ctx, st)
 
 	cancel()
 	inf.runMu.Lock()
 	inf.runCtx = nil
 	inf.runMu.Unlock()
 	inf.wg.Wait()
+	if inf.snap != nil {
+		inf.snap.final()
+	}
 	return nil
 }
 
 // loop runs the protocol's state machine until ctx is done.
-func (inf *Informer[T]) loop(ctx context.Context) {
+func (inf *Informer[T]) loop(ctx context.Context, st state) {
 	bo := backoff.New(inf.opts.Backoff.internal())
-	st := initialState(inf.opts.ListMode)
 	for ctx.Err() == nil {
 		out := inf.step(ctx, st)
 		if ctx.Err() != nil {
 			return
 		}
 		st = out.st
+		if st.synced && !inf.synced.Load() {
+			inf.markSynced() // a restored store the confirmation found current
+		}
 		if out.progress {
 			// A committed list or a stream that delivered events proves the
 			// server works: the next failure starts from the first step.
@@ -250,6 +274,13 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 }
 
 // markSynced is called after the first commit, with distMu held.
+// markSynced is markSyncedLocked for a caller without distMu.
+func (inf *Informer[T]) markSynced() {
+	inf.distMu.Lock()
+	defer inf.distMu.Unlock()
+	inf.markSyncedLocked()
+}
+
 func (inf *Informer[T]) markSyncedLocked() {
 	if inf.synced.Load() {
 		return

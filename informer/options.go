@@ -114,6 +114,11 @@ type Options[T watch.Object] struct {
 	// they index once per version.
 	RawIndexers map[string]store.IndexFunc[*watch.Raw]
 
+	// Snapshot keeps a compact store in a file and resumes from it on Run
+	// instead of listing (see SnapshotOptions); StoreCompact only. nil:
+	// none.
+	Snapshot *SnapshotOptions
+
 	// jsonOnly asks for JSON: a compact store's inner informer of Raw
 	// decodes protobuf, but the T it decodes into on read may not.
 	jsonOnly bool

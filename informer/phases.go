@@ -163,6 +163,10 @@ func (inf *Informer[T]) consume(st state, stream *watch.Stream[T]) (state, watch
 		}
 		st = inf.apply(st, ev)
 		delivered = true
+		var now bool
+		if st, now = caughtUp(st); now {
+			inf.markSynced()
+		}
 	}
 }
 

@@ -48,6 +48,26 @@ func initialState(mode ListMode) state {
 	return st
 }
 
+// restoredState is where an informer starts whose store was loaded from a
+// snapshot at rv: it asks the server whether it has reached rv (a server
+// restored to an older state has not) before it watches from it.
+func restoredState(mode ListMode, rv string) state {
+	st := initialState(mode)
+	st.rv, st.phase, st.restored = rv, phaseConfirm, true
+	return st
+}
+
+// caughtUp reports whether a restored informer has now caught up with the
+// state the server had when it confirmed the snapshot's RV, and marks the
+// state synced if so. RVs that are not numbers count as caught up at once.
+func caughtUp(st state) (state, bool) {
+	if !st.restored || st.synced || st.catchUp == "" || behind(st.rv, st.catchUp) {
+		return st, false
+	}
+	st.synced, st.catchUp = true, ""
+	return st, true
+}
+
 // afterList decides what follows a paginated list.
 func afterList(st state, err error, listedRV string, continuing bool) (state, retry) {
 	if err == nil {
@@ -260,8 +280,13 @@ func afterConfirm(st state, err error, serverRV string) (state, retry) {
 		return relistLatest(st), retryJitter
 	case err == nil:
 		// The server has reached our RV: the cache is its state at that
-		// RV, and a watch from it misses nothing.
+		// RV, and a watch from it misses nothing. A restored store is
+		// synced once the watch has brought it to the server's RV.
 		st.phase, st.confirmFailures = phaseWatch, 0
+		if st.restored && !st.synced {
+			st.catchUp = serverRV
+			st, _ = caughtUp(st)
+		}
 		return st, retryNow
 	case kube.IsResourceVersionTooLarge(err):
 		// The real server waits about 3 s for an RV it has not reached,

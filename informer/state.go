@@ -60,6 +60,12 @@ type state struct {
 	relisted bool
 	// confirmFailures counts the confirmations in a row that failed.
 	confirmFailures int
+	// restored: the store was loaded from a snapshot and no list has been
+	// committed since. catchUp is the RV the server reported when it
+	// confirmed the snapshot's: the informer counts as synced once its RV
+	// reaches it (see SnapshotOptions).
+	restored bool
+	catchUp  string
 }
 
 // listPhase is the phase a list takes with what we know of the server.

@@ -22,6 +22,8 @@ type stats struct {
 	transformErrors atomic.Int64
 	storeErrors     atomic.Int64
 	confirms        atomic.Int64
+	snapshots       atomic.Int64
+	restored        atomic.Bool
 	connected       atomic.Bool
 	lastActivity    atomic.Int64 // unix nanos of the last event, bookmark or commit
 	listed          atomic.Int64 // objects received by the list in progress (or the last one)
@@ -100,6 +102,10 @@ type Stats struct {
 	// decode; both 0 in StoreTyped.
 	Decodes      int64
 	DecodeErrors int64
+	// SnapshotWrites counts the snapshot files written; Restored is true
+	// when Run loaded the store from one (see SnapshotOptions).
+	SnapshotWrites int64
+	Restored       bool
 }
 
 // Stats returns the informer's counters.
@@ -112,6 +118,7 @@ func (inf *Informer[T]) Stats() Stats {
 		IdleTimeouts: inf.stats.idleTimeouts.Load(), Gone: inf.stats.gone.Load(), Errors: inf.stats.errorsTotal.Load(),
 		TransformErrors: inf.stats.transformErrors.Load(), StoreErrors: inf.stats.storeErrors.Load(),
 		Confirms: inf.stats.confirms.Load(), Listed: inf.stats.listed.Load(),
+		SnapshotWrites: inf.stats.snapshots.Load(), Restored: inf.stats.restored.Load(),
 	}
 	inf.distMu.Lock()
 	for _, r := range inf.handlers {

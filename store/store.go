@@ -230,6 +230,15 @@ func (s *Store[T]) Snapshot() map[string]T {
 	return maps.Clone(s.cur.items)
 }
 
+// SnapshotAt returns a copy of the key to object map and the
+// resourceVersion it reflects, read together under one lock: what a
+// snapshot file holds. The objects are shared: read only.
+func (s *Store[T]) SnapshotAt() (map[string]T, string) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return maps.Clone(s.cur.items), s.rv
+}
+
 // IndexNames returns the configured index names, sorted.
 func (s *Store[T]) IndexNames() []string {
 	out := make([]string, len(s.indexers))

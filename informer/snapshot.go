@@ -1,0 +1,214 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"iter"
+	"time"
+
+	"github.com/kwatch/kwatch/internal/snapfile"
+	"github.com/kwatch/kwatch/store"
+	"github.com/kwatch/kwatch/watch"
+)
+
+// SnapshotOptions make a compact informer keep its store in a file, so
+// that a restarted process resumes its watch instead of listing again.
+//
+// On Run the informer loads the file, if there is one, and resumes:
+//   - It checks that the file is a good snapshot of this informer: format,
+//     checksum, and the same server, resource, namespace, selectors and
+//     encoding. A file that is missing is silent; one that is corrupt,
+//     truncated or another informer's is logged and ignored, and the
+//     informer lists as without one.
+//   - The loaded objects are the store, and handlers get them as adds in
+//     the initial list. Then the informer asks the server whether it has
+//     reached the snapshot's resourceVersion (a server restored to an older
+//     state has not) and watches from it. A 410 (the snapshot is older than
+//     the server's history) or a server behind the snapshot makes it list,
+//     as after any 410: objects deleted meanwhile are delivered as deletes
+//     with finalStateUnknown, changed ones as updates.
+//   - It counts as synced (HasSynced, WaitForSync, handlers' HasSynced) once
+//     its store has reached the resourceVersion the server reported when it
+//     confirmed the snapshot's: the same promise as a fresh list, that the
+//     store holds the server's state as of a moment after Run started. The
+//     watch brings it there with the events since the snapshot, or with a
+//     bookmark (a quiet resource waits for the server's next bookmark,
+//     about a minute on a real server). A list, if one is needed, syncs it
+//     as usual.
+//
+// While running, it writes the store and its resourceVersion to the file
+// at most every Interval, when they changed and the informer is synced, in
+// the background and paced at BytesPerSecond, and once more, unpaced, when
+// Run returns. Each write replaces the file atomically. The file holds
+// every object as the server sent it (Secrets too): it is created with mode
+// 0600, and its directory should be as private as the credentials.
+type SnapshotOptions struct {
+	// Path is the file. Required.
+	Path string
+	// Interval is the least time between two writes; 1 minute.
+	Interval time.Duration
+	// BytesPerSecond paces the background writes; 0 leaves them unpaced.
+	BytesPerSecond int
+	// Cluster names the cluster in the file's server identity, beside the
+	// client's host: set it when one address can reach different clusters
+	// over time (a load balancer in front of blue/green control planes).
+	Cluster string
+	// MaxFileSize bounds the file a load accepts; 4 GiB.
+	MaxFileSize int64
+}
+
+// DefaultSnapshotInterval is SnapshotOptions.Interval's default.
+const DefaultSnapshotInterval = time.Minute
+
+// snapshotter keeps a Raw informer's snapshot file.
+type snapshotter struct {
+	inf  *Informer[*watch.Raw]
+	opts SnapshotOptions
+	// encoding names how the records' objects are encoded, so a file
+	// written by a differently configured informer is not loaded.
+	encoding string
+	lastRV   string // the RV of the last write or load; only the writer goroutine and Run's end touch it
+}
+
+func newSnapshotter(inf *Informer[*watch.Raw], opts SnapshotOptions, encoding string) (*snapshotter, error) {
+	if opts.Path == "" {
+		return nil, errors.New("informer: SnapshotOptions.Path is empty")
+	}
+	if opts.Interval <= 0 {
+		opts.Interval = DefaultSnapshotInterval
+	}
+	if opts.BytesPerSecond < 0 {
+		return nil, fmt.Errorf("informer: SnapshotOptions.BytesPerSecond is negative (%d)", opts.BytesPerSecond)
+	}
+	return &snapshotter{inf: inf, opts: opts, encoding: encoding}, nil
+}
+
+// header is the identity of this informer's snapshots.
+func (s *snapshotter) header() snapfile.Header {
+	o := &s.inf.opts
+	server := o.Client.Host()
+	if s.opts.Cluster != "" {
+		server += " cluster=" + s.opts.Cluster
+	}
+	return snapfile.Header{Group: o.Resource.Group, Version: o.Resource.Version, Resource: o.Resource.Resource,
+		Namespace: o.Namespace, LabelSelector: o.LabelSelector, FieldSelector: o.FieldSelector,
+		Server: server, Encoding: s.encoding}
+}
+
+// restore loads the file into the store and returns the state to start
+// from; ok is false when there was nothing good to load.
+func (s *snapshotter) restore() (st state, ok bool) {
+	inf := s.inf
+	log := inf.opts.Logger.With("resource", inf.opts.Resource.String(), "snapshot", s.opts.Path)
+	r, err := snapfile.Open(s.opts.Path, snapfile.ReadOptions{MaxFileSize: s.opts.MaxFileSize})
+	if errors.Is(err, fs.ErrNotExist) {
+		return st, false
+	}
+	if err == nil {
+		defer r.Close()
+		err = snapfile.Check(r.Header(), s.header())
+	}
+	if err != nil {
+		log.Warn("informer ignores its snapshot and lists", "err", err)
+		return st, false
+	}
+	h := r.Header()
+	repl := inf.store.NewReplacement()
+	err = r.Records(func(rec snapfile.Record) error {
+		raw, err := watch.ParseRecord(rec.Data)
+		if err != nil {
+			return fmt.Errorf("object %q: %w", rec.Key, err)
+		}
+		if key, err := inf.store.Key(raw); err != nil || key != rec.Key {
+			return fmt.Errorf("object %q is keyed %q by this informer", rec.Key, key)
+		}
+		return repl.Add(raw)
+	})
+	if err != nil {
+		log.Warn("informer ignores its snapshot and lists", "err", err)
+		return st, false
+	}
+	inf.restoreCommit(repl, h.ResourceVersion)
+	s.lastRV = h.ResourceVersion
+	log.Info("informer restored its store from a snapshot", "objects", h.Count, "rv", h.ResourceVersion,
+		"written", h.Created)
+	return restoredState(inf.opts.ListMode, h.ResourceVersion), true
+}
+
+// run writes the snapshot every Interval until ctx ends.
+func (s *snapshotter) run(ctx context.Context) {
+	t := time.NewTicker(s.opts.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.write(ctx, s.opts.BytesPerSecond)
+		}
+	}
+}
+
+// final writes the snapshot once Run's loop has ended, unpaced, bounded by
+// finalSnapshotTimeout.
+func (s *snapshotter) final() {
+	ctx, cancel := context.WithTimeout(context.Background(), finalSnapshotTimeout)
+	defer cancel()
+	s.write(ctx, 0)
+}
+
+// finalSnapshotTimeout bounds the write at the end of Run.
+const finalSnapshotTimeout = 2 * time.Minute
+
+// write writes the store when it is synced and changed since the last write.
+func (s *snapshotter) write(ctx context.Context, rate int) {
+	inf := s.inf
+	if !inf.synced.Load() {
+		return
+	}
+	items, rv := inf.store.SnapshotAt()
+	if rv == "" || rv == s.lastRV {
+		return
+	}
+	h := s.header()
+	h.ResourceVersion, h.Count = rv, uint64(len(items))
+	records := func(yield func(snapfile.Record, error) bool) {
+		var buf []byte
+		for k, raw := range items {
+			buf = raw.AppendRecord(buf[:0])
+			if !yield(snapfile.Record{Key: k, Data: buf}, nil) {
+				return
+			}
+		}
+	}
+	err := snapfile.Write(ctx, s.opts.Path, h, iter.Seq2[snapfile.Record, error](records), snapfile.WriteOptions{BytesPerSecond: rate})
+	if err != nil {
+		if ctx.Err() == nil {
+			inf.opts.Logger.Error("informer could not write its snapshot", "resource", inf.opts.Resource.String(),
+				"snapshot", s.opts.Path, "err", err)
+		}
+		return
+	}
+	s.lastRV = rv
+	inf.stats.snapshots.Add(1)
+}
+
+// restoreCommit makes repl the store at rv and gives handlers its objects
+// as the initial list, without marking the informer synced.
+func (inf *Informer[T]) restoreCommit(repl *store.Replacement[T], rv string) {
+	inf.distMu.Lock()
+	defer inf.distMu.Unlock()
+	inf.store.Commit(repl, rv)
+	inf.stats.touch(rv)
+	for _, obj := range inf.store.List() {
+		key, err := inf.store.Key(obj)
+		if err != nil {
+			continue
+		}
+		for _, r := range inf.handlers {
+			r.q.add(key, obj, true)
+		}
+	}
+}
