@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"sync"
@@ -172,24 +173,39 @@ func runProperty(t *testing.T, seed uint64, sm StoreMode) {
 	mode := []ListMode{ListAuto, ListPaged}[seed%2]
 	opts := simOptions(t, h.URL, mode)
 	opts.Store = sm
-	inf, err := New(opts)
-	require.NoError(t, err)
-	rep := newReplayer()
-	_, err = inf.AddHandler(rep, HandlerOptions{})
-	require.NoError(t, err)
-	start(t, inf)
+	if sm == StoreCompact {
+		opts.Snapshot = &SnapshotOptions{Path: filepath.Join(t.TempDir(), "pods.snap"), Interval: 20 * time.Millisecond}
+	}
+	inf, rep, stop := startReplayed(t, opts)
 	require.True(t, inf.WaitForSync(ctxTimeout(t)), "initial sync")
 
 	scheduled := map[sim.FaultType]int64{}
-	for step := 0; step < 300; step++ {
+	restarts, restored := 0, 0
+	churn := func() {
 		name := fmt.Sprintf("p-%d", rng.IntN(80))
 		ns := fmt.Sprintf("ns-%d", rng.IntN(3))
-		switch x := rng.IntN(100); {
-		case x < 60:
+		if rng.IntN(100) < 70 {
 			_, err := srv.PutPod(sim.Pod{Namespace: ns, Name: name, Restarts: int32(rng.IntN(100))})
 			require.NoError(t, err)
-		case x < 85:
+		} else {
 			_, _ = srv.Delete("pods", ns, name) // may not exist
+		}
+	}
+	for step := 0; step < 300; step++ {
+		switch x := rng.IntN(100); {
+		case x < 85:
+			churn()
+		case x < 88 && sm == StoreCompact:
+			// A restart from the snapshot, with changes made while down.
+			stop()
+			if inf.Stats().Restored {
+				restored++
+			}
+			restarts++
+			for range rng.IntN(20) {
+				churn()
+			}
+			inf, rep, stop = startReplayed(t, opts)
 		default:
 			// A fault counts once it fired: the informer met it before the
 			// next one is dealt.
@@ -215,7 +231,31 @@ func runProperty(t *testing.T, seed uint64, sm StoreMode) {
 	}, waitLong, 10*time.Millisecond, "store and handler replay converge to the server (faults fired %v)", fired)
 	_, violations := rep.snapshot()
 	require.Empty(t, violations, "contradictory handler calls")
-	t.Logf("seed %d mode %d: %d objects, faults fired %v, stats %+v", seed, mode, len(want), fired, inf.Stats())
+	t.Logf("seed %d mode %d store %s: %d objects, faults fired %v, %d restarts (%d from a snapshot), stats %+v",
+		seed, mode, sm, len(want), fired, restarts, restored, inf.Stats())
+}
+
+// startReplayed runs a new informer with opts and a replayer as its
+// handler; stop cancels it and waits for Run to return (a compact
+// informer with a snapshot writes it then).
+func startReplayed(t *testing.T, opts Options[*testPod]) (*Informer[*testPod], *replayer, func()) {
+	inf, err := New(opts)
+	require.NoError(t, err)
+	rep := newReplayer()
+	_, err = inf.AddHandler(rep, HandlerOptions{})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- inf.Run(ctx) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			require.NoError(t, <-done)
+		})
+	}
+	t.Cleanup(stop)
+	return inf, rep, stop
 }
 
 func mapsEqual(a, b map[string]string) bool {
