@@ -63,6 +63,15 @@
 //   - Options.Table lists and watches the server's printed Table (kubectl's
 //     columns) instead of objects; T decodes one row with its metadata.
 //   - Readers get a store.View: only the informer writes to its cache.
+//   - Options.Store picks how the cache holds objects: decoded into T
+//     (StoreTyped, the default) or as the server encoded them, decoded on
+//     read through a bounded cache (StoreCompact: a fraction of the memory
+//     and of the garbage collector's work; a KeyHandler never decodes).
+//     compact.go says what else changes.
+//   - A compact informer can keep its store in a file (Options.Snapshot)
+//     and resume from it on Run instead of listing: the server confirms the
+//     file's RV first, a 410 or a mismatch lists as usual, and it counts as
+//     synced once it has caught up with the server (snapshot.go).
 //   - Run owns every goroutine the informer starts and waits for them all
 //     before it returns; New starts none.
 //   - RegisterMetrics exports Stats and Health (events, relists, watch

@@ -67,4 +67,9 @@
 //     with JSON as the fallback the server may choose.
 //   - ERROR events, JSON or protobuf, as *kube.StatusError (kube.IsGone for
 //     a too-old resourceVersion).
+//   - Raw, an object type that keeps each object's bytes (its protobuf
+//     message or its JSON) in one pointer-free allocation and reads only
+//     the metadata keys, indexes and selectors need, validating the JSON
+//     and the protobuf framing as it goes; RawCodec decodes it into any T
+//     later. The informer's compact store is built on it.
 package watch

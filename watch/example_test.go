@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kwatch/kwatch/watch"
 )
@@ -52,4 +53,27 @@ func ExampleDecodeList() {
 	// a Running
 	// b Pending
 	// 42 next <nil>
+}
+
+// A Raw keeps an object's bytes and reads only the metadata that keys,
+// indexes and selectors need; RawCodec decodes it into a type on demand.
+func ExampleRaw() {
+	body := []byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1","namespace":"demo",` +
+		`"resourceVersion":"42","labels":{"app":"web"}},"spec":{"nodeName":"n1"}}`)
+	raw := new(watch.Raw)
+	if err := raw.UnmarshalJSON(body); err != nil {
+		fmt.Println(err)
+		return
+	}
+	sel := labels.SelectorFromSet(labels.Set{"app": "web"})
+	fmt.Println(raw.GetNamespace(), raw.GetName(), raw.GetResourceVersion(), sel.Matches(raw.Labels()))
+	meta, err := watch.NewRawCodec[*metav1.PartialObjectMetadata]().Decode(raw)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(meta.Labels["app"])
+	// Output:
+	// demo web-1 42 true
+	// web
 }
