@@ -35,7 +35,12 @@ func Main(args []string) int {
 		tune       = fs.Bool("tune", false, "add kwatch tuning rows (decoder parallelism, page size)")
 		pods       = fs.String("pods", "", "comma-separated pod counts, overriding the mode's")
 		runs       = fs.Int("runs", 0, "runs for main rows, overriding the mode's")
+		latEvents  = fs.Int("latency-events", 0, "events of the latency scenario, overriding the mode's (at its rate: 1000/s in full runs)")
+		latGC      = fs.Bool("latency-gc", false, "every engine starts a garbage collection halfway through the latency scenario")
 		profileDir = fs.String("profile-dir", "", "write CPU profiles of each row's first run here")
+		traceDir   = fs.String("trace-dir", "", "write runtime traces of each row's first run here (engine and harness; the phases of -trace-phases)")
+		trPhases   = fs.String("trace-phases", "latency", "comma-separated phases -trace-dir traces (engine role: -trace): sync, throughput, latency, relist")
+		engineEnv  []string
 		noQueue    = fs.Bool("no-queue", false, "skip the workqueue scenario")
 		name       = fs.String("name", "", "name of the result files (default: the mode, quick or full)")
 		scenarios  = fs.String("scenarios", "", `"controller": kwatch's controller against controller-runtime instead of the informer scenarios`)
@@ -49,7 +54,16 @@ func Main(args []string) int {
 		workers  = fs.Int("workers", 0, "workqueue workers (queue role; default 1), reconcile workers (controller role and scenario; default 4)")
 		items    = fs.Int("items", 100000, "workqueue items (queue role)")
 		qprof    = fs.String("cpuprofile", "", "CPU profile of the workqueue run (queue role)")
+		trace    = fs.String("trace", "", "path prefix of runtime traces of the -trace-phases (engine role)")
+		gcAfter  = fs.Int("latency-gc-after", 0, "start a garbage collection after this many stamped deliveries of the latency phase (engine role)")
 	)
+	fs.Func("engine-env", "KEY=VALUE added to every engine's environment, e.g. GODEBUG=gctrace=1 (repeatable)", func(s string) error {
+		if !strings.Contains(s, "=") {
+			return fmt.Errorf("want KEY=VALUE, got %q", s)
+		}
+		engineEnv = append(engineEnv, s)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -59,7 +73,7 @@ func Main(args []string) int {
 	switch *role {
 	case "engine":
 		err = engine.Serve(ctx, engine.Config{Engine: *eng, Host: *host, ListMode: *listMode,
-			PageSize: *pageSize, Parallelism: *par}, os.Stdin, os.Stdout)
+			PageSize: *pageSize, Parallelism: *par, TracePrefix: *trace, TracePhases: splitList(*trPhases), LatencyGCAfter: *gcAfter}, os.Stdin, os.Stdout)
 	case "controller":
 		err = engine.ServeController(ctx, engine.CtlConfig{Engine: *eng, Host: *host, Workers: *workers}, os.Stdin, os.Stdout)
 	case "queue":
@@ -79,9 +93,14 @@ func Main(args []string) int {
 			cfg = harness.Quick()
 		}
 		cfg.ProfileDir, cfg.Log = *profileDir, os.Stderr
+		cfg.TraceDir, cfg.TracePhases, cfg.EngineEnv = *traceDir, splitList(*trPhases), engineEnv
 		if *name != "" {
 			cfg.Mode = *name
 		}
+		if *latEvents > 0 {
+			cfg.LatencyEvents = *latEvents
+		}
+		cfg.LatencyGC = *latGC
 		if err = adjust(&cfg, *rows, *pods, *runs, *tune, *noQueue); err == nil {
 			err = runHarness(ctx, cfg, *out)
 		}
@@ -93,6 +112,11 @@ func Main(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	return slices.DeleteFunc(strings.Split(s, ","), func(x string) bool { return x == "" })
 }
 
 func runQueue(eng string, workers, items int, profile string) error {
@@ -118,14 +142,18 @@ func runQueue(eng string, workers, items int, profile string) error {
 func adjust(cfg *harness.Config, rows, pods string, runs int, tune, noQueue bool) error {
 	if tune {
 		cfg.Rows = append(cfg.Rows, harness.TuningRows()...)
-		cfg.Pairs = append(cfg.Pairs, harness.TuningPairs()...)
 	}
 	if rows != "" {
-		want := strings.Split(rows, ",")
-		cfg.Rows = slices.DeleteFunc(cfg.Rows, func(r harness.Row) bool { return !slices.Contains(want, r.Name) })
-		if len(cfg.Rows) == 0 {
-			return fmt.Errorf("no row matches -rows=%s", rows)
+		// The rows named, in the order named: each run visits them so.
+		var picked []harness.Row
+		for _, name := range strings.Split(rows, ",") {
+			i := slices.IndexFunc(cfg.Rows, func(r harness.Row) bool { return r.Name == name })
+			if i < 0 {
+				return fmt.Errorf("no row %q (-rows=%s; with -tune the tuning rows too)", name, rows)
+			}
+			picked = append(picked, cfg.Rows[i])
 		}
+		cfg.Rows = picked
 	}
 	if pods != "" {
 		cfg.PodCounts = nil

@@ -23,6 +23,16 @@ type Config struct {
 	PageSize int64
 	// Parallelism is kwatch's Decoder.Parallelism; 0 keeps the default.
 	Parallelism int
+	// TracePrefix, when set, is the path prefix of runtime/trace files of
+	// the phases in TracePhases (PhaseSync, wire.PhaseLatency, ...):
+	// <prefix>-<phase>.trace.
+	TracePrefix string
+	TracePhases []string
+	// LatencyGCAfter, when positive, starts a garbage collection
+	// (runtime.GC, on a goroutine of its own) once the latency phase has
+	// had that many stamped deliveries, so that every engine's latency is
+	// measured across one collection of its own heap.
+	LatencyGCAfter int
 }
 
 // informerEngine is what the control loop needs of an informer.
@@ -58,3 +68,7 @@ func newEngine(cfg Config, p *probe) (informerEngine, error) {
 	}
 	return nil, fmt.Errorf("engine: unknown engine %q (want one of %v)", cfg.Engine, Engines)
 }
+
+// PhaseSync names the initial sync among the phases Config.TracePhases
+// may list (the others are wire's phase names).
+const PhaseSync = "sync"

@@ -1,10 +1,14 @@
 package engine
 
 import (
+	"context"
+	"runtime"
+	"runtime/trace"
 	"strconv"
 	"sync/atomic"
 	"time"
 
+	"github.com/kwatch/kwatch/internal/bench/report"
 	"github.com/kwatch/kwatch/internal/bench/wire"
 )
 
@@ -17,6 +21,9 @@ type probe struct {
 	adds     atomic.Int64
 	lastCall atomic.Int64 // Unix ns of the newest handler call
 	cur      atomic.Pointer[phase]
+	// gcAfter, when positive, is the stamped delivery of a latency phase
+	// that starts a garbage collection.
+	gcAfter int
 }
 
 // phase is one armed measurement.
@@ -29,8 +36,10 @@ type phase struct {
 	calls     atomic.Int64
 	firstNS   int64         // handler goroutine; read after done
 	firstCPU  time.Duration // handler goroutine; read after done
+	firstGC   report.GCCPU  // handler goroutine; read after done
 	doneNS    int64
 	doneCPU   time.Duration
+	doneGC    report.GCCPU
 	latencyUS []int32
 	done      chan struct{} // closed by the handler call that saw the marker
 }
@@ -61,17 +70,27 @@ func (p *probe) update(ann map[string]string) {
 		return
 	}
 	if ph.calls.Add(1) == 1 {
-		ph.firstNS, ph.firstCPU = now, cpuTime()
+		ph.firstNS, ph.firstCPU, ph.firstGC = now, cpuTime(), readGCCPU()
 	}
 	if ph.stamps {
 		if s, ok := ann[wire.StampKey]; ok {
 			if t, err := strconv.ParseInt(s, 10, 64); err == nil {
-				ph.latencyUS = append(ph.latencyUS, int32(min((now-t)/1e3, 1<<31-1)))
+				us := int32(min((now-t)/1e3, 1<<31-1))
+				ph.latencyUS = append(ph.latencyUS, us)
+				if len(ph.latencyUS) == p.gcAfter {
+					mark("latency: forced GC after %d deliveries", p.gcAfter)
+					go runtime.GC()
+				}
+				if trace.IsEnabled() {
+					// A runtime trace of the phase shows every delivery's
+					// latency at the time it was made.
+					trace.Log(context.Background(), "latency-us", strconv.Itoa(int(us)))
+				}
 			}
 		}
 	}
 	if ann[wire.DoneKey] == ph.id && ph.doneNS == 0 {
-		ph.doneNS, ph.doneCPU = now, cpuTime()
+		ph.doneNS, ph.doneCPU, ph.doneGC = now, cpuTime(), readGCCPU()
 		if !ph.keep {
 			p.cur.Store(nil)
 		}

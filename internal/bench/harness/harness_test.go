@@ -61,6 +61,20 @@ func TestTinyRun(t *testing.T) {
 				t.Errorf("%s: %s = %v (present %v), want > 0", row.Name, m, v, ok)
 			}
 		}
+		gcKeys := []string{"sync_gc_share_pct", "sync_gc_busy_pct", "relist_gc_share_pct", "relist_gc_busy_pct"}
+		if !row.SyncOnly {
+			gcKeys = append(gcKeys, "tput_gc_share_pct", "tput_gc_busy_pct", "lat_gc_share_pct", "lat_gc_busy_pct")
+		}
+		for _, m := range gcKeys {
+			if v, ok := r.Median[m]; !ok || v < 0 || v > 100 {
+				t.Errorf("%s: %s = %v (present %v), want a share in [0, 100]", row.Name, m, v, ok)
+			}
+		}
+		for _, m := range []string{"sync_gc_cycles", "relist_gc_cycles"} {
+			if v, ok := r.Median[m]; !ok || v < 0 {
+				t.Errorf("%s: %s = %v (present %v), want a count", row.Name, m, v, ok)
+			}
+		}
 		if !row.SyncOnly {
 			if got := r.Median["tput_handler_calls"]; got < 1 {
 				t.Errorf("%s: throughput handler calls = %v", row.Name, got)
@@ -80,7 +94,8 @@ func checkOutputs(t *testing.T, res *report.Results) {
 	if err := report.WriteMarkdown(&md, res); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## Targets", "## 200 pods: medians", "## Workqueue"} {
+	for _, want := range []string{"## Headline: kwatch-proto / client-go-proto", "## Headline 2: kwatch / client-go",
+		"## Targets", "## 200 pods: medians", "## Workqueue", "GC share, initial sync"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md.String())
 		}

@@ -10,9 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/kwatch/kwatch/internal/bench/report"
 	"github.com/kwatch/kwatch/internal/bench/wire"
 )
 
@@ -24,11 +26,26 @@ type proc struct {
 	logf *os.File
 }
 
-// engineArgs are the flags cmd/bench takes for an engine process.
-func engineArgs(r Row, host string) []string {
-	return []string{"-role=engine", "-engine=" + r.Engine, "-host=" + host,
+// engineArgs are the flags cmd/bench takes for an engine process;
+// tracePrefix, when set, asks for runtime traces of tracePhases.
+func engineArgs(cfg *Config, r Row, host, tracePrefix string) []string {
+	args := []string{"-role=engine", "-engine=" + r.Engine, "-host=" + host,
 		"-list-mode=" + r.ListMode, "-page-size=" + strconv.FormatInt(r.PageSize, 10),
 		"-parallelism=" + strconv.Itoa(r.Parallelism)}
+	if tracePrefix != "" {
+		args = append(args, "-trace="+tracePrefix, "-trace-phases="+strings.Join(cfg.tracePhases(), ","))
+	}
+	if cfg.LatencyGC {
+		args = append(args, "-latency-gc-after="+strconv.Itoa(max(cfg.LatencyEvents/2, 1)))
+	}
+	return args
+}
+
+// reply is an engine's answer: wire's reply and, for sync and wait, the
+// GC's CPU over the span measured.
+type reply struct {
+	wire.Reply
+	report.GCReply
 }
 
 // startProc starts exe with args, its standard error going to logName in
@@ -61,18 +78,18 @@ func startProc(exe string, args, env []string, logDir, logName string) (*proc, e
 }
 
 // call sends one command and reads its reply.
-func (p *proc) call(c wire.Command) (wire.Reply, error) {
+func (p *proc) call(c wire.Command) (reply, error) {
 	b, err := json.Marshal(c)
 	if err != nil {
-		return wire.Reply{}, err
+		return reply{}, err
 	}
 	if _, err := p.in.Write(append(b, '\n')); err != nil {
-		return wire.Reply{}, fmt.Errorf("harness: send %s: %w", c.Op, err)
+		return reply{}, fmt.Errorf("harness: send %s: %w", c.Op, err)
 	}
 	if !p.out.Scan() {
-		return wire.Reply{}, fmt.Errorf("harness: no reply to %s (see %s): %w", c.Op, p.logf.Name(), errOr(p.out.Err(), io.ErrUnexpectedEOF))
+		return reply{}, fmt.Errorf("harness: no reply to %s (see %s): %w", c.Op, p.logf.Name(), errOr(p.out.Err(), io.ErrUnexpectedEOF))
 	}
-	var r wire.Reply
+	var r reply
 	if err := json.Unmarshal(p.out.Bytes(), &r); err != nil {
 		return r, fmt.Errorf("harness: bad reply to %s: %w", c.Op, err)
 	}

@@ -41,11 +41,12 @@ func Run(ctx context.Context, cfg Config) (*report.Results, error) {
 	if err := runQueues(ctx, &cfg, res); err != nil {
 		return res, err
 	}
-	pairs := make([]report.Pair, len(cfg.Pairs))
-	for i, p := range cfg.Pairs {
-		pairs[i] = report.Pair{Kwatch: p.Kwatch, ClientGo: p.ClientGo}
+	var pairs []report.Pair
+	for _, p := range PairsOf(cfg.Rows) {
+		pairs = append(pairs, report.Pair{Kwatch: p.Kwatch, ClientGo: p.ClientGo})
 	}
 	report.Compare(res, pairs, cfg.PodCounts)
+	res.Headlines = HeadlinesOf(cfg.Rows)
 	res.WallS = time.Since(start).Seconds()
 	return res, nil
 }
@@ -61,7 +62,7 @@ func settings(cfg *Config) []string {
 		fmt.Sprintf("pods: %v (sim-generated, 3-4 KB of JSON each); runs: %d for main rows (overrides by pod count: %v), %d for the others",
 			cfg.PodCounts, cfg.Runs, cfg.MainRunsAt, cfg.ExtraRuns),
 		fmt.Sprintf("throughput: %d MODIFIED events written while the engine's watch is held, then read from the server's history", cfg.ThroughputEvents),
-		fmt.Sprintf("latency: %d events at %.0f/s, stamped just before each server write", cfg.LatencyEvents, cfg.LatencyRate),
+		fmt.Sprintf("latency: %d events at %.0f/s, stamped just before each server write%s", cfg.LatencyEvents, cfg.LatencyRate, latencyGCNote(cfg)),
 		"relist: the server loses its history (as after a restart) with a write the engine has not seen; the engine's resume gets 410",
 		fmt.Sprintf("workqueue: %d distinct keys, one producer, workers %v, %d runs", cfg.QueueItems, cfg.QueueWorkers, cfg.QueueRuns),
 		"each engine runs in its own process, one at a time; the servers run in the harness process",
@@ -134,4 +135,11 @@ func summary(m map[string]float64) string {
 		}
 	}
 	return s
+}
+
+func latencyGCNote(cfg *Config) string {
+	if !cfg.LatencyGC {
+		return ""
+	}
+	return fmt.Sprintf("; each engine starts a garbage collection after %d deliveries", max(cfg.LatencyEvents/2, 1))
 }

@@ -3,8 +3,12 @@ package harness
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"runtime/trace"
+	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -42,7 +46,40 @@ type runner struct {
 	p       *proc
 	pods    int
 	profile string // path prefix for CPU profiles, or ""
+	trace   string // path prefix for runtime traces, or ""
 	out     engineRun
+}
+
+// setGC records the GC's share of a phase's span under prefix, of the
+// process's CPU capacity (GOMAXPROCS × wall) and of the CPU it used, in
+// percent, over the GC cycles that ended in the span; and their number.
+func (r *runner) setGC(prefix string, gc *report.GCCPU) {
+	if gc == nil {
+		return
+	}
+	r.set(prefix+"_gc_share_pct", 100*gc.Share())
+	r.set(prefix+"_gc_busy_pct", 100*gc.BusyShare())
+	r.set(prefix+"_gc_cycles", gc.Cycles)
+}
+
+// startTrace traces the harness process (the servers) during phase when
+// the run asks for it; the returned func stops the trace.
+func (r *runner) startTrace(phase string) (stop func(), err error) {
+	if r.trace == "" || !slices.Contains(r.cfg.tracePhases(), phase) {
+		return func() {}, nil
+	}
+	f, err := os.Create(r.trace + "-" + phase + "-harness.trace")
+	if err != nil {
+		return nil, err
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return sync.OnceFunc(func() {
+		trace.Stop()
+		f.Close()
+	}), nil
 }
 
 func (r *runner) timeoutSec() float64 { return r.cfg.PhaseTimeout.Seconds() }
@@ -71,6 +108,7 @@ func (r *runner) syncPhase() error {
 	r.set("sync_cpu_s", float64(s.CPUNS)/1e9)
 	r.set("sync_peak_rss_mb", float64(s.PeakRSS)/(1<<20))
 	r.set("heap_kb_per_pod", float64(s.HeapAlloc)/float64(s.Objects)/1024)
+	r.setGC("sync", rep.GC)
 	return nil
 }
 
@@ -91,12 +129,12 @@ func (r *runner) arm(phase, id string, profile bool) error {
 	return err
 }
 
-func (r *runner) wait() (*wire.PhaseResult, error) {
+func (r *runner) wait() (*wire.PhaseResult, *report.GCCPU, error) {
 	rep, err := r.p.call(wire.Command{Op: "wait", TimeoutSec: r.timeoutSec()})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return rep.Phase, nil
+	return rep.Phase, rep.GC, nil
 }
 
 // throughput writes every event while the engine cannot read, then lets
@@ -122,10 +160,11 @@ func (r *runner) throughput(ctx context.Context) error {
 	}
 	cpu0 := selfCPU()
 	opened := r.be.gate.open()
-	res, err := r.wait()
+	res, gc, err := r.wait()
 	if err != nil {
 		return err
 	}
+	r.setGC("tput", gc)
 	r.set("tput_server_cpu_us_per_event", float64(selfCPU()-cpu0)/1e3/float64(n))
 	r.set("tput_events_per_s", float64(n)/(float64(res.DoneNS-opened)/1e9))
 	r.set("tput_cpu_us_per_event", float64(res.CPUNS)/1e3/float64(n))
@@ -137,9 +176,14 @@ func (r *runner) throughput(ctx context.Context) error {
 // before it, and collects the engine's write-to-handler latencies.
 func (r *runner) latency(ctx context.Context) error {
 	n, id := r.cfg.LatencyEvents, nextID(wire.PhaseLatency)
-	if err := r.arm(wire.PhaseLatency, id, false); err != nil {
+	if err := r.arm(wire.PhaseLatency, id, true); err != nil {
 		return err
 	}
+	stopTrace, err := r.startTrace(wire.PhaseLatency)
+	if err != nil {
+		return err
+	}
+	defer stopTrace()
 	interval := time.Duration(float64(time.Second) / r.cfg.LatencyRate)
 	start := time.Now()
 	for i := range n {
@@ -155,10 +199,12 @@ func (r *runner) latency(ctx context.Context) error {
 			return err
 		}
 	}
-	res, err := r.wait()
+	res, gc, err := r.wait()
 	if err != nil {
 		return err
 	}
+	stopTrace()
+	r.setGC("lat", gc)
 	if len(res.LatencyUS) == 0 {
 		return fmt.Errorf("harness: %s delivered no stamped event", r.row.Name)
 	}
@@ -191,10 +237,11 @@ func (r *runner) relist(ctx context.Context) error {
 	}
 	r.be.dropWatches(true)
 	opened := r.be.gate.open()
-	res, err := r.wait()
+	res, gc, err := r.wait()
 	if err != nil {
 		return err
 	}
+	r.setGC("relist", gc)
 	r.set("relist_total_s", float64(res.DoneNS-opened)/1e9)
 	if first := r.be.gate.firstListNS(); first > 0 {
 		r.set("relist_list_s", float64(res.DoneNS-first)/1e9)
@@ -217,11 +264,16 @@ func settle() error {
 // runEngine runs every scenario of row against be in one engine process.
 func runEngine(ctx context.Context, cfg *Config, row Row, be *backend, pods, run int) (engineRun, error) {
 	logName := fmt.Sprintf("%s-%d-run%d.log", row.Name, pods, run)
-	p, err := startProc(cfg.Exe, engineArgs(row, be.url), row.Env, cfg.LogDir, logName)
+	var tracePrefix string
+	if cfg.TraceDir != "" && run == 0 {
+		tracePrefix = filepath.Join(cfg.TraceDir, fmt.Sprintf("%s-%d", row.Name, pods))
+	}
+	p, err := startProc(cfg.Exe, engineArgs(cfg, row, be.url, tracePrefix),
+		append(slices.Clone(cfg.EngineEnv), row.Env...), cfg.LogDir, logName)
 	if err != nil {
 		return engineRun{}, err
 	}
-	r := &runner{cfg: cfg, row: row, be: be, p: p, pods: pods, out: engineRun{metrics: map[string]float64{}}}
+	r := &runner{cfg: cfg, row: row, be: be, p: p, pods: pods, trace: tracePrefix, out: engineRun{metrics: map[string]float64{}}}
 	if cfg.ProfileDir != "" && run == 0 {
 		r.profile = filepath.Join(cfg.ProfileDir, fmt.Sprintf("%s-%d", row.Name, pods))
 	}

@@ -38,6 +38,7 @@ func WriteMarkdown(w io.Writer, res *Results) error {
 	for _, s := range res.Settings {
 		fmt.Fprintf(&b, "- %s\n", s)
 	}
+	writeHeadlines(&b, res)
 	writeTargets(&b, res)
 	for _, n := range podCounts(res.Rows) {
 		writeMedians(&b, res, n)
@@ -73,6 +74,73 @@ func rowNames(rows []*Row, pods int) []string {
 		}
 	}
 	return names
+}
+
+// writeHeadlines writes one table per headline pair: the headline
+// metrics of both rows and their ratio at every pod count.
+func writeHeadlines(b *strings.Builder, res *Results) {
+	for i, h := range res.Headlines {
+		var pods []int
+		for _, n := range podCounts(res.Rows) {
+			if Find(res.Rows, h.Kwatch, n, 0) != nil && Find(res.Rows, h.ClientGo, n, 0) != nil {
+				pods = append(pods, n)
+			}
+		}
+		if len(pods) == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "\n## %s: %s / %s\n\n| metric | unit | better |", headlineName(i), h.Kwatch, h.ClientGo)
+		for _, n := range pods {
+			fmt.Fprintf(b, " %d pods: %s | %s | ratio |", n, h.Kwatch, h.ClientGo)
+		}
+		fmt.Fprintf(b, "\n|---|---|---|%s\n", strings.Repeat("---|---|---|", len(pods)))
+		for _, key := range HeadlineMetrics {
+			m, ok := MetricByKey(key)
+			if !ok {
+				continue
+			}
+			better := "lower"
+			if m.Higher {
+				better = "higher"
+			}
+			fmt.Fprintf(b, "| %s | %s | %s |", m.Title, m.Unit, better)
+			for _, n := range pods {
+				kv, kok := Find(res.Rows, h.Kwatch, n, 0).Median[key]
+				cv, cok := Find(res.Rows, h.ClientGo, n, 0).Median[key]
+				cells := [3]string{"–", "–", "–"}
+				if kok {
+					cells[0] = fmtNum(kv)
+				}
+				if cok {
+					cells[1] = fmtNum(cv)
+				}
+				if kok && cok && cv != 0 {
+					cells[2] = fmtNum(kv/cv) + "x"
+				}
+				fmt.Fprintf(b, " %s | %s | %s |", cells[0], cells[1], cells[2])
+			}
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(b, "\n%s. Medians over runs (%s).\n", h.Title, runsNote(res, h, pods))
+	}
+}
+
+// headlineName names the i-th headline table.
+func headlineName(i int) string {
+	if i == 0 {
+		return "Headline"
+	}
+	return "Headline " + strconv.Itoa(i+1)
+}
+
+// runsNote says how many runs each pod count's medians of h are over.
+func runsNote(res *Results, h Headline, pods []int) string {
+	var parts []string
+	for _, n := range pods {
+		k, c := Find(res.Rows, h.Kwatch, n, 0), Find(res.Rows, h.ClientGo, n, 0)
+		parts = append(parts, fmt.Sprintf("%d pods: %d and %d runs", n, len(k.Runs["sync_wall_s"]), len(c.Runs["sync_wall_s"])))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func writeTargets(b *strings.Builder, res *Results) {

@@ -20,7 +20,9 @@ type Results struct {
 	Queue     []*Row   `json:"queue"`
 	// Comparisons are filled by Compare.
 	Comparisons []Comparison `json:"comparisons"`
-	Failures    []string     `json:"failures,omitempty"`
+	// Headlines are the comparisons the report opens with, in order.
+	Headlines []Headline `json:"headlines,omitempty"`
+	Failures  []string   `json:"failures,omitempty"`
 }
 
 // Row is one engine configuration at one pod count (or, for the queue,
@@ -87,4 +89,12 @@ func Find(rows []*Row, name string, pods, workers int) *Row {
 		}
 	}
 	return nil
+}
+
+// Headline is one of the tables a report opens with: a kwatch row against
+// a client-go row at every pod count, on the HeadlineMetrics.
+type Headline struct {
+	Title    string `json:"title"`
+	Kwatch   string `json:"kwatch"`
+	ClientGo string `json:"clientGo"`
 }
