@@ -47,7 +47,7 @@ type informerEngine interface {
 // Engines names every engine a process can run.
 var Engines = []string{
 	"kwatch", "kwatch-proto", "kwatch-proto-nointern", "kwatch-slim", "kwatch-meta",
-	"client-go", "client-go-proto",
+	"client-go", "client-go-proto", EngineCompact, EngineCompactRead,
 }
 
 // newEngine builds the engine cfg names, reporting to p.
@@ -63,6 +63,8 @@ func newEngine(cfg Config, p *probe) (informerEngine, error) {
 		return newKwatch[*SlimPod](cfg, p, false, "")
 	case "kwatch-meta":
 		return newKwatch[*partialMeta](cfg, p, true, "")
+	case EngineCompact, EngineCompactRead:
+		return newKwatchCompact(cfg, p, cfg.Engine == EngineCompactRead)
 	case "client-go", "client-go-proto":
 		return newClientGo(cfg, p, cfg.Engine == "client-go-proto")
 	}

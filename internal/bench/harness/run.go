@@ -107,7 +107,7 @@ func runPodCount(ctx context.Context, cfg *Config, n int, res *report.Results) e
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			out, err := runEngine(ctx, cfg, r, srv.backendFor(r), n, run)
+			out, err := runRow(ctx, cfg, r, srv, n, run)
 			if err != nil {
 				cfg.logf("FAILED %v", err)
 				res.Failures = append(res.Failures, err.Error())
