@@ -56,6 +56,7 @@ type Controller struct {
 	runner  *queue.Runner[Key]
 	synced  []func(context.Context) bool
 	sources []string
+	shard   *shardFilter // nil unless the manager is sharded
 }
 
 // New adds a controller to m. Its informers are started by m.Run, its
@@ -79,6 +80,13 @@ func New[P watch.Object](m *Manager, cfg Config[P]) (*Controller, error) {
 	log := m.log.With("controller", cfg.Name)
 	c := &Controller{name: cfg.Name, log: log}
 	reconcile := cfg.Reconcile
+	if m.member != nil {
+		f, err := newShardFilter(m, cfg.Name, cfg)
+		if err != nil {
+			return nil, err
+		}
+		c.shard, reconcile = f, f.wrap(reconcile)
+	}
 	runner, err := queue.NewRunner(queue.RunnerOptions[Key]{
 		Workers:      cfg.Workers,
 		DrainTimeout: m.opts.ShutdownTimeout,
@@ -99,6 +107,9 @@ func New[P watch.Object](m *Manager, cfg Config[P]) (*Controller, error) {
 		return nil, err
 	}
 	c.runner = runner
+	if c.shard != nil {
+		c.shard.enqueue = runner.Add
+	}
 	sources := append([]Source{forSource(cfg.For, cfg.ForScope, cfg.Predicates)}, cfg.Owns...)
 	sources = append(sources, cfg.Watches...)
 	for _, s := range sources {

@@ -40,6 +40,13 @@
 //     while this process leads and stop when the Lease is lost, and the
 //     Lease is released after they stopped, so the next replica takes over
 //     within one retry period rather than a lease duration.
+//   - With ManagerOptions.Sharding, the process is one replica of a ring
+//     (package shard): every controller runs on every replica, and a key
+//     is reconciled only on the replica the ring gives it to, never on
+//     two at once; its queue still receives every key, drops the others
+//     and, when the replica gains keys, enqueues every key of its primary
+//     cache it now owns. Owned objects map to their owner's key, so they
+//     follow it.
 //   - Handler serves /healthz, /readyz (every informer synced, watching
 //     and heard from within DefaultStaleAfter) and /metrics.
 //

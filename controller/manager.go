@@ -16,6 +16,7 @@ import (
 	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/leader"
 	"github.com/kwatch/kwatch/metrics"
+	"github.com/kwatch/kwatch/shard"
 	"github.com/kwatch/kwatch/store"
 	"github.com/kwatch/kwatch/watch"
 )
@@ -50,6 +51,15 @@ type ManagerOptions struct {
 	// ShutdownTimeout: keep it under LeaseDuration - RenewDeadline, the
 	// margin before another replica can lead (package leader's doc.go).
 	LeaderElection *leader.Config
+	// Sharding, if set, makes this process one replica of a ring that
+	// splits every controller's keys (package shard): each key is
+	// reconciled only by the replica the ring gives it to, and handed
+	// over without overlap. Logger and Metrics default to the manager's,
+	// Client too, but give it a client of its own: renews that queue
+	// behind busy reconciles in one token bucket miss the renew deadline
+	// and fence the replica. It excludes LeaderElection. As there, keep
+	// ShutdownTimeout under LeaseDuration - RenewDeadline.
+	Sharding *shard.Config
 }
 
 // InformerTuning are the informer options a manager lets callers set.
@@ -73,6 +83,8 @@ type Manager struct {
 	reg  informer.Registry
 	// elector runs for ManagerOptions.LeaderElection's Lease; nil without.
 	elector *leader.Elector
+	// member runs for ManagerOptions.Sharding's ring; nil without.
+	member *shard.Member
 
 	mu          sync.Mutex
 	caches      map[cacheKey]*cacheEntry // guarded by mu
@@ -141,6 +153,12 @@ func NewManager(c *kube.Client, opts ManagerOptions) (*Manager, error) {
 		cfg.Metrics = cmp.Or(cfg.Metrics, opts.Metrics)
 		var err error
 		if m.elector, err = leader.New(cfg); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Sharding != nil {
+		var err error
+		if m.member, err = newMember(m); err != nil {
 			return nil, err
 		}
 	}
@@ -303,6 +321,10 @@ func (m *Manager) Run(ctx context.Context) error {
 		// Run with leader.ErrLost, after they stopped.
 		lerr := m.elector.Run(ctx, runControllers)
 		errs = append(errs, lerr)
+	} else if m.member != nil {
+		// The controllers run on every replica, each key only where the
+		// ring puts it; a fenced member ends Run with shard.ErrFenced.
+		errs = append(errs, m.member.Run(ctx, m.runSharded(ctls, runControllers)))
 	} else {
 		runControllers(ctx)
 	}

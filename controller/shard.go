@@ -1,0 +1,167 @@
+package controller
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/kwatch/kwatch/metrics"
+	"github.com/kwatch/kwatch/shard"
+	"github.com/kwatch/kwatch/watch"
+)
+
+// maxParked bounds the keys a sharded controller remembers having
+// dropped while their handover was pending (see shardFilter.parked).
+const maxParked = 1 << 16
+
+// newMember builds the manager's ring member from ManagerOptions.Sharding.
+func newMember(m *Manager) (*shard.Member, error) {
+	if m.opts.LeaderElection != nil {
+		return nil, errors.New("controller: ManagerOptions.LeaderElection and Sharding exclude each other: a sharded controller runs on every replica")
+	}
+	cfg := *m.opts.Sharding
+	cfg.Client = cmp.Or(cfg.Client, m.c)
+	cfg.Logger = cmp.Or(cfg.Logger, m.log)
+	cfg.Metrics = cmp.Or(cfg.Metrics, m.opts.Metrics)
+	return shard.New(cfg)
+}
+
+// shardFilter is a sharded controller's gate. The controller's queue
+// still receives every key; a worker asks the member before each
+// reconcile and drops the keys that are not this replica's now. When
+// the member's keys change, the controller enqueues every key of its
+// primary cache it gained, and the dropped keys it now owns.
+type shardFilter struct {
+	member  *shard.Member
+	keys    func() []string // the primary cache's keys
+	enqueue func(Key)       // set once the runner exists, before Run
+
+	mu sync.Mutex
+	// parked are keys dropped because their handover to this replica was
+	// pending: owned by it under the target ring, not yet allowed. A key
+	// that is in the cache is found again by the scan anyway; parked
+	// covers the keys of objects deleted meanwhile. At most maxParked;
+	// guarded by mu.
+	parked map[Key]struct{}
+	// owned are the cache keys Owns allowed at the last scan: a scan
+	// enqueues only keys not among them. Guarded by mu.
+	owned map[string]struct{}
+}
+
+func newShardFilter[P watch.Object](m *Manager, name string, cfg Config[P]) (*shardFilter, error) {
+	inf, err := InformerIn[P](m, cfg.For, cfg.ForScope)
+	if err != nil {
+		return nil, err
+	}
+	f := &shardFilter{member: m.member, keys: inf.Store().ListKeys, parked: map[Key]struct{}{}}
+	if m.opts.Metrics != nil {
+		m.opts.Metrics.GaugeFunc("kwatch_shard_keys_owned",
+			"Keys of the controller's primary cache this replica may reconcile now.",
+			f.countOwned, metrics.Label{Name: "name", Value: name})
+	}
+	return f, nil
+}
+
+// wrap gates next: a key this replica may not reconcile now is dropped
+// (parked when its handover to this replica is pending).
+func (f *shardFilter) wrap(next Reconciler) Reconciler {
+	return func(ctx context.Context, key Key) (Result, error) {
+		k := key.String()
+		rctx, done, ok := f.member.Begin(ctx, k)
+		if !ok {
+			if f.member.Ring().Owner(k) == f.member.Identity() {
+				f.park(key)
+			}
+			return Result{}, nil
+		}
+		defer done()
+		return next(rctx, key)
+	}
+}
+
+func (f *shardFilter) park(key Key) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.parked) < maxParked {
+		f.parked[key] = struct{}{}
+	}
+}
+
+// scan enqueues the keys this replica gained since the last scan: cache
+// keys Owns allows now and did not then, and parked keys it owns now.
+// Parked keys that went to another member are forgotten.
+func (f *shardFilter) scan() {
+	owned := map[string]struct{}{}
+	var gained []Key
+	f.mu.Lock()
+	prev := f.owned
+	f.mu.Unlock()
+	for _, k := range f.keys() {
+		if !f.member.Owns(k) {
+			continue
+		}
+		owned[k] = struct{}{}
+		if _, was := prev[k]; !was {
+			gained = append(gained, ParseKey(k))
+		}
+	}
+	ring, me := f.member.Ring(), f.member.Identity()
+	f.mu.Lock()
+	f.owned = owned
+	for k := range f.parked {
+		s := k.String()
+		switch {
+		case f.member.Owns(s):
+			delete(f.parked, k)
+			if _, done := owned[s]; !done {
+				gained = append(gained, k)
+			}
+		case ring.Owner(s) != me:
+			delete(f.parked, k)
+		}
+	}
+	f.mu.Unlock()
+	for _, k := range gained {
+		f.enqueue(k)
+	}
+}
+
+func (f *shardFilter) countOwned() float64 {
+	n := 0
+	for _, k := range f.keys() {
+		if f.member.Owns(k) {
+			n++
+		}
+	}
+	return float64(n)
+}
+
+// runSharded is the manager's work under a ring member: the controllers,
+// and one goroutine that has each sharded controller scan its cache on
+// every change of the member's keys. It returns when both have.
+func (m *Manager) runSharded(ctls []*Controller, runControllers func(context.Context)) func(context.Context) {
+	return func(ctx context.Context) {
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-m.member.Changed():
+				}
+				for _, c := range ctls {
+					if c.shard != nil {
+						c.shard.scan()
+					}
+				}
+			}
+		})
+		runControllers(ctx)
+		wg.Wait()
+	}
+}
+
+// Shard is the manager's ring member (ManagerOptions.Sharding), for its
+// Status and Ring; nil when the manager is not sharded.
+func (m *Manager) Shard() *shard.Member { return m.member }

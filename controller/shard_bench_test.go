@@ -1,0 +1,70 @@
+package controller_test
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kwatch/kwatch/internal/shardreplica"
+	"github.com/kwatch/kwatch/kwatchtest"
+)
+
+// TestShardFigures measures, for N = 1, 2 and 3 replica processes
+// sharding 1,000 ConfigMaps in filter mode, the reconciles per second and
+// the CPU time of each replica under a fixed churn of writes. It runs
+// only with KWATCH_SHARD_FIGURES=1 (it takes about a minute and its
+// numbers depend on the machine); run it without -race.
+func TestShardFigures(t *testing.T) {
+	if os.Getenv("KWATCH_SHARD_FIGURES") != "1" {
+		t.Skip("set KWATCH_SHARD_FIGURES=1 to measure")
+	}
+	const window = 10 * time.Second
+	for _, n := range []int{1, 2, 3} {
+		srv := kwatchtest.Start(t, kwatchtest.Options{})
+		var keys []string
+		for i := range 1000 {
+			name := fmt.Sprintf("cm-%04d", i)
+			_, err := srv.Create("configmaps", fmt.Sprintf(`{"metadata":{"namespace":"demo","name":%q},"data":{"v":"%0512d"}}`, name, i))
+			require.NoError(t, err)
+			keys = append(keys, "demo/"+name)
+		}
+		tl := shardreplica.NewTimeline()
+		var ids []string
+		procs := map[string]*shardreplica.Proc{}
+		for i := range n {
+			id := fmt.Sprintf("n%d-%d", n, i)
+			p, err := shardreplica.StartProc(shardreplica.Options{Config: srv.Config(), NS: "demo", Ring: "figures",
+				ID: id, Timing: processTiming}, tl, func(line string) { t.Errorf("replica %s", line) })
+			require.NoError(t, err)
+			t.Cleanup(p.Kill)
+			ids = append(ids, id)
+			procs[id] = p
+		}
+		waitProcRing(t, tl, ids)
+		touchAndCheck(t, srv, tl, keys, ids)
+		before := map[string]time.Duration{}
+		for id, p := range procs {
+			before[id] = p.CPU()
+		}
+		from := time.Now()
+		stop := churn(t, srv, keys) // 200 writes per second
+		time.Sleep(window)
+		stop()
+		to := time.Now()
+		for _, id := range slices.Sorted(slices.Values(ids)) {
+			cpu := procs[id].CPU() - before[id]
+			rec := tl.StartsBetween(id, from, to)
+			t.Logf("N=%d %s: %.0f reconciles/s, CPU %.2f s per s of churn (%.0f%% of a core)",
+				n, id, float64(rec)/window.Seconds(), cpu.Seconds()/window.Seconds(), 100*cpu.Seconds()/window.Seconds())
+		}
+		for _, p := range procs {
+			p.Signal(syscall.SIGTERM)
+		}
+		require.Empty(t, tl.Overlaps())
+	}
+}

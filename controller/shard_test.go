@@ -1,0 +1,278 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kwatch/kwatch/client"
+	"github.com/kwatch/kwatch/controller"
+	"github.com/kwatch/kwatch/kube"
+	"github.com/kwatch/kwatch/kwatchtest"
+	"github.com/kwatch/kwatch/shard"
+)
+
+// replica is one sharded manager of a test, reaching the server through
+// a proxy of its own that can be cut, as a crashed process's connections
+// are.
+type replica struct {
+	id     string
+	mgr    *controller.Manager
+	proxy  *httptest.Server
+	dead   atomic.Bool
+	cancel context.CancelFunc
+	done   chan error
+	once   sync.Once
+	err    error
+}
+
+// stop cancels the replica and returns Run's error (once; later calls
+// return the same).
+func (r *replica) stop() error {
+	r.once.Do(func() {
+		r.cancel()
+		r.err = <-r.done
+	})
+	return r.err
+}
+
+// crash cuts the replica off the server (its requests fail, its
+// connections close), then stops it: its Lease is never released, as
+// after kill -9.
+func (r *replica) crash() {
+	r.dead.Store(true)
+	r.proxy.CloseClientConnections()
+	_ = r.stop()
+}
+
+func (r *replica) owns(key string) bool { return r.mgr.Shard().Owns(key) }
+
+// shardTestConfig is a short ring for tests: 4 s lease, 3 s renew
+// deadline, 250 ms retry. The renew deadline is long for a test because
+// four managers, a churn of writes and the race detector share two
+// loaded cores: a round can take most of a second, and a replica that
+// cannot renew in time fences itself (correctly, but the test then
+// measures the machine).
+func shardTestConfig(id string) *shard.Config {
+	return &shard.Config{Namespace: "demo", Ring: "cms", Identity: id,
+		LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 250 * time.Millisecond}
+}
+
+func startReplica(t *testing.T, srv *kwatchtest.Server, id string, rec *overlapRecorder) *replica {
+	t.Helper()
+	target, err := url.Parse(srv.URL())
+	require.NoError(t, err)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.FlushInterval = -1
+	rp.ErrorLog = log.New(io.Discard, "", 0)
+	r := &replica{id: id, done: make(chan error, 1)}
+	r.proxy = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if r.dead.Load() {
+			panic(http.ErrAbortHandler)
+		}
+		rp.ServeHTTP(w, req)
+	}))
+	t.Cleanup(r.proxy.Close)
+	c, err := kube.NewClient(&kube.Config{Host: r.proxy.URL, QPS: -1})
+	require.NoError(t, err)
+	// The ring gets a client of its own: renews must not queue behind
+	// the reconciles' requests in one token bucket.
+	sc, err := kube.NewClient(&kube.Config{Host: r.proxy.URL})
+	require.NoError(t, err)
+	cfg := shardTestConfig(id)
+	cfg.Client = sc
+	r.mgr, err = controller.NewManager(c, controller.ManagerOptions{Namespace: "demo", Logger: quiet(),
+		ShutdownTimeout: 500 * time.Millisecond, Sharding: cfg})
+	require.NoError(t, err)
+	cms := client.For[*Obj](c, kube.ConfigMaps, client.Options{})
+	_, err = controller.New(r.mgr, controller.Config[*Obj]{Name: "cms", For: kube.ConfigMaps, Workers: 4,
+		Reconcile: func(ctx context.Context, key controller.Key) (controller.Result, error) {
+			rec.start(id, key.String())
+			defer rec.end(id, key.String())
+			_, err := cms.Get(ctx, key.Namespace, key.Name, client.GetOptions{}) // a round trip of work
+			if kube.IsNotFound(err) {
+				err = nil
+			}
+			return controller.Result{}, err
+		}})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	go func() { r.done <- r.mgr.Run(ctx) }()
+	t.Cleanup(func() {
+		if err := r.stop(); !r.dead.Load() {
+			require.NoError(t, err)
+		}
+	})
+	return r
+}
+
+// ownedOnce reports whether every key is owned by exactly one replica,
+// the one the first replica's ring names.
+func ownedOnce(rs []*replica, keys []string) bool {
+	ring := rs[0].mgr.Shard().Ring()
+	for _, k := range keys {
+		n := 0
+		for _, r := range rs {
+			if r.owns(k) {
+				if r.id != ring.Owner(k) {
+					return false
+				}
+				n++
+			}
+		}
+		if n != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// waitRing waits until rs have settled on one ring that owns every key
+// exactly once; on failure it logs each replica's view.
+func waitRing(t *testing.T, rs []*replica, keys []string) {
+	t.Helper()
+	ok := assertEventually(func() bool { return ringSettled(rs) && ownedOnce(rs, keys) })
+	if !ok {
+		for _, r := range rs {
+			t.Logf("%s: %+v", r.id, r.mgr.Shard().Status())
+		}
+		t.Fatalf("the ring of %d replicas did not settle", len(rs))
+	}
+}
+
+// assertEventually polls cond every 50 ms for up to waitLong.
+func assertEventually(cond func() bool) bool {
+	deadline := time.Now().Add(waitLong)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return true
+}
+
+func ringSettled(rs []*replica) bool {
+	for _, r := range rs {
+		st := r.mgr.Shard().Status()
+		if len(st.Members) != len(rs) || st.Settled != st.Target {
+			return false
+		}
+	}
+	return true
+}
+
+// reconciledSince reports whether every key's last reconcile started
+// after since, on the replica its ring names.
+func reconciledSince(rec *overlapRecorder, rs []*replica, keys []string, since time.Time) bool {
+	ring := rs[0].mgr.Shard().Ring()
+	for _, k := range keys {
+		last, ok := rec.lastOf(k)
+		if !ok || last.at.Before(since) || last.replica != ring.Owner(k) {
+			return false
+		}
+	}
+	return true
+}
+
+// churn patches the objects round robin, one every 5 ms, until stopped,
+// so reconciles run through every handover.
+func churn(t *testing.T, srv *kwatchtest.Server, keys []string) func() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tk := time.NewTicker(5 * time.Millisecond)
+		defer tk.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tk.C:
+			}
+			k := controller.ParseKey(keys[i%len(keys)])
+			_, err := srv.Patch("configmaps", k.Namespace, k.Name, fmt.Sprintf(`{"data":{"n":"%d"}}`, i))
+			if err != nil {
+				t.Errorf("churn: %v", err)
+				return
+			}
+		}
+	}()
+	stop := func() { cancel(); <-done }
+	t.Cleanup(stop)
+	return stop
+}
+
+// TestShardedManagers: three sharded managers on one server split 1,000
+// ConfigMaps; a fourth joins and takes about a quarter; one crashes and
+// its keys are owned and reconciled again by the others. Objects change
+// all along, and no key is ever reconciled by two replicas at once.
+func TestShardedManagers(t *testing.T) {
+	srv := kwatchtest.Start(t, kwatchtest.Options{})
+	var keys []string
+	for i := range 1000 {
+		name := fmt.Sprintf("cm-%04d", i)
+		_, err := srv.Create("configmaps", fmt.Sprintf(`{"metadata":{"namespace":"demo","name":%q}}`, name))
+		require.NoError(t, err)
+		keys = append(keys, "demo/"+name)
+	}
+	rec := newOverlapRecorder()
+	var rs []*replica
+	for i := range 3 {
+		rs = append(rs, startReplica(t, srv, fmt.Sprintf("replica-%d", i), rec))
+	}
+	begin := time.Now()
+	waitRing(t, rs, keys)
+	require.Eventually(t, func() bool { return reconciledSince(rec, rs, keys, begin) }, waitLong, 50*time.Millisecond,
+		"every key reconciled by its owner")
+	t.Logf("3 replicas settled and reconciled every key in %v", time.Since(begin))
+	stopChurn := churn(t, srv, keys)
+	defer stopChurn()
+
+	// A fourth replica joins: about a quarter of the keys move to it.
+	before := rs[0].mgr.Shard().Ring()
+	joined := time.Now()
+	rs = append(rs, startReplica(t, srv, "replica-3", rec))
+	waitRing(t, rs, keys)
+	t.Logf("handover to a 4th replica settled in %v", time.Since(joined))
+	after := rs[0].mgr.Shard().Ring()
+	moved := 0
+	for _, k := range keys {
+		if o := after.Owner(k); o != before.Owner(k) {
+			require.Equal(t, "replica-3", o)
+			moved++
+		}
+	}
+	require.InDelta(t, 250, moved, 100, "keys moved to the 4th replica")
+
+	// One replica crashes: its keys move once its Lease expires.
+	crashed := time.Now()
+	rs[1].crash()
+	live := []*replica{rs[0], rs[2], rs[3]}
+	waitRing(t, live, keys)
+	t.Logf("keys of the crashed replica owned again %v after the crash (lease 4 s)", time.Since(crashed))
+	stopChurn()
+
+	touched := time.Now()
+	for i, k := range keys {
+		key := controller.ParseKey(k)
+		_, err := srv.Patch("configmaps", key.Namespace, key.Name, fmt.Sprintf(`{"data":{"touched":"%d"}}`, i))
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool { return reconciledSince(rec, live, keys, touched) }, waitLong, 50*time.Millisecond,
+		"every key reconciled by its owner once the ring settled")
+	require.Empty(t, rec.overlapList())
+	t.Logf("%d reconciles, 0 overlaps", rec.count())
+}
