@@ -29,7 +29,7 @@ func TestShardFigures(t *testing.T) {
 		var keys []string
 		for i := range 1000 {
 			name := fmt.Sprintf("cm-%04d", i)
-			_, err := srv.Create("configmaps", fmt.Sprintf(`{"metadata":{"namespace":"demo","name":%q},"data":{"v":"%0512d"}}`, name, i))
+			_, err := srv.Create("configmaps", fmt.Sprintf(`{"metadata":{"namespace":"demo","name":%q},"data":{"v":"%04096d"}}`, name, i))
 			require.NoError(t, err)
 			keys = append(keys, "demo/"+name)
 		}
@@ -52,10 +52,15 @@ func TestShardFigures(t *testing.T) {
 			before[id] = p.CPU()
 		}
 		from := time.Now()
-		stop := churn(t, srv, keys) // 200 writes per second
+		stop := churnEvery(t, srv, keys, time.Millisecond) // up to 1,000 writes per second
 		time.Sleep(window)
 		stop()
 		to := time.Now()
+		total := 0
+		for _, id := range ids {
+			total += tl.StartsBetween(id, from, to)
+		}
+		t.Logf("N=%d: %.0f reconciles/s in all", n, float64(total)/window.Seconds())
 		for _, id := range slices.Sorted(slices.Values(ids)) {
 			cpu := procs[id].CPU() - before[id]
 			rec := tl.StartsBetween(id, from, to)

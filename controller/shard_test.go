@@ -58,7 +58,7 @@ func (r *replica) crash() {
 
 func (r *replica) owns(key string) bool { return r.mgr.Shard().Owns(key) }
 
-// shardTestConfig is a short ring for tests: 4 s lease, 3 s renew
+// shardTestConfig is a short ring for tests: 5 s lease, 4 s renew
 // deadline, 250 ms retry. The renew deadline is long for a test because
 // four managers, a churn of writes and the race detector share two
 // loaded cores: a round can take most of a second, and a replica that
@@ -66,7 +66,7 @@ func (r *replica) owns(key string) bool { return r.mgr.Shard().Owns(key) }
 // measures the machine).
 func shardTestConfig(id string) *shard.Config {
 	return &shard.Config{Namespace: "demo", Ring: "cms", Identity: id,
-		LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 250 * time.Millisecond}
+		LeaseDuration: 5 * time.Second, RenewDeadline: 4 * time.Second, RetryPeriod: 250 * time.Millisecond}
 }
 
 func startReplica(t *testing.T, srv *kwatchtest.Server, id string, rec *overlapRecorder) *replica {
@@ -97,6 +97,7 @@ func startReplica(t *testing.T, srv *kwatchtest.Server, id string, rec *overlapR
 	require.NoError(t, err)
 	cms := client.For[*Obj](c, kube.ConfigMaps, client.Options{})
 	_, err = controller.New(r.mgr, controller.Config[*Obj]{Name: "cms", For: kube.ConfigMaps, Workers: 4,
+		Owns: []controller.Source{controller.Owns[*Obj](kube.Secrets)},
 		Reconcile: func(ctx context.Context, key controller.Key) (controller.Result, error) {
 			rec.start(id, key.String())
 			defer rec.end(id, key.String())
@@ -190,11 +191,16 @@ func reconciledSince(rec *overlapRecorder, rs []*replica, keys []string, since t
 // churn patches the objects round robin, one every 5 ms, until stopped,
 // so reconciles run through every handover.
 func churn(t *testing.T, srv *kwatchtest.Server, keys []string) func() {
+	return churnEvery(t, srv, keys, 5*time.Millisecond)
+}
+
+// churnEvery is churn with one patch every interval.
+func churnEvery(t *testing.T, srv *kwatchtest.Server, keys []string, interval time.Duration) func() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tk := time.NewTicker(5 * time.Millisecond)
+		tk := time.NewTicker(interval)
 		defer tk.Stop()
 		for i := 0; ; i++ {
 			select {
@@ -262,7 +268,7 @@ func TestShardedManagers(t *testing.T) {
 	rs[1].crash()
 	live := []*replica{rs[0], rs[2], rs[3]}
 	waitRing(t, live, keys)
-	t.Logf("keys of the crashed replica owned again %v after the crash (lease 4 s)", time.Since(crashed))
+	t.Logf("keys of the crashed replica owned again %v after the crash (lease 5 s)", time.Since(crashed))
 	stopChurn()
 
 	touched := time.Now()
@@ -275,4 +281,34 @@ func TestShardedManagers(t *testing.T) {
 		"every key reconciled by its owner once the ring settled")
 	require.Empty(t, rec.overlapList())
 	t.Logf("%d reconciles, 0 overlaps", rec.count())
+}
+
+// TestShardedOwnedObjectsFollowTheirOwner: a change of an owned Secret
+// enqueues its owner ConfigMap's key on every replica, and only the
+// owner's replica on the ring reconciles it.
+func TestShardedOwnedObjectsFollowTheirOwner(t *testing.T) {
+	srv := kwatchtest.Start(t, kwatchtest.Options{})
+	var keys []string
+	for i := range 60 {
+		name := fmt.Sprintf("cm-%02d", i)
+		cm, err := srv.Create("configmaps", fmt.Sprintf(`{"metadata":{"namespace":"demo","name":%q}}`, name))
+		require.NoError(t, err)
+		_, err = srv.Create("secrets", fmt.Sprintf(`{"metadata":{"namespace":"demo","name":"s-%s","ownerReferences":[`+
+			`{"apiVersion":"v1","kind":"ConfigMap","name":%q,"uid":%q,"controller":true}]}}`, name, name, cm.UID))
+		require.NoError(t, err)
+		keys = append(keys, "demo/"+name)
+	}
+	rec := newOverlapRecorder()
+	rs := []*replica{startReplica(t, srv, "replica-0", rec), startReplica(t, srv, "replica-1", rec)}
+	waitRing(t, rs, keys)
+	require.Eventually(t, func() bool { return reconciledSince(rec, rs, keys, time.Time{}) }, waitLong, 50*time.Millisecond)
+	touched := time.Now()
+	for i, k := range keys {
+		key := controller.ParseKey(k)
+		_, err := srv.Patch("secrets", "demo", "s-"+key.Name, fmt.Sprintf(`{"metadata":{"annotations":{"n":"%d"}}}`, i))
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool { return reconciledSince(rec, rs, keys, touched) }, waitLong, 50*time.Millisecond,
+		"every owner reconciled after its Secret changed, by its replica")
+	require.Empty(t, rec.overlapList())
 }

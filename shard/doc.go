@@ -86,6 +86,12 @@
 // unfinished handover is replaced by the next; keys held since the
 // last barrier go on, keys gained wait for the latest barrier.
 //
+// A process restarted with the identity it had (a StatefulSet pod's
+// name, say) takes its old Lease over and, as the others never saw it
+// leave, owns its old keys again after one barrier: safe only if the old
+// process is really gone, which is why Identity must be unique per
+// process, as for package leader.
+//
 // A reconcile that never returns holds its key's handover, and so the
 // barrier of every ring after it, forever: reconciles must honour their
 // context.
@@ -106,7 +112,11 @@
 //     fan-out and decode work fall with N. The cost: a write per object
 //     on every handover (relabelling), a window in which a moved object
 //     is in neither cache, and owned objects that do not carry the label
-//     are still watched in full.
+//     are still watched in full. That window is a hazard to design for:
+//     a reconcile allowed before the relabelled object reached the new
+//     owner's cache would read "not found" and take the object for
+//     deleted, so the gate must also wait for the object (or a 404 from
+//     a live read) before the first reconcile of a moved key.
 //
 // # Goroutines and metrics
 //

@@ -182,3 +182,9 @@ func joined(ss []string) string {
 	}
 	return out
 }
+
+func newTestClient(t *testing.T) *kube.Client {
+	c, err := kube.NewClient(&kube.Config{Host: "http://127.0.0.1:1"})
+	require.NoError(t, err)
+	return c
+}

@@ -196,17 +196,3 @@ func TestFenceCancelsInFlight(t *testing.T) {
 		require.True(t, a.m.Status().Fenced)
 	})
 }
-
-func TestConfigDefaults(t *testing.T) {
-	kc := newCluster(t)
-	_ = kc
-	for _, tc := range []struct {
-		name string
-		cfg  Config
-	}{
-		{"no client", Config{Ring: "r", Identity: "a"}},
-	} {
-		_, err := New(tc.cfg)
-		require.Error(t, err, tc.name)
-	}
-}

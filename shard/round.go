@@ -3,6 +3,7 @@ package shard
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -82,15 +83,17 @@ func (m *Member) round(ctx context.Context, start time.Time) error {
 }
 
 // ringOf is the ring of members, reusing the gate's target when the
-// members are the same.
+// members are the same (the usual round): a ring is rebuilt only when
+// the membership changed.
 func (m *Member) ringOf(members []string) *Ring {
-	r := NewRing(members, m.cfg.VirtualNodes)
+	sorted := slices.Compact(slices.Sorted(slices.Values(members)))
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.g.target.Version() == r.Version() {
-		return m.g.target
+	cur := m.g.target
+	m.mu.Unlock()
+	if cur != nil && slices.Equal(cur.Members(), sorted) {
+		return cur
 	}
-	return r
+	return NewRing(sorted, m.cfg.VirtualNodes)
 }
 
 // renew writes this member's Lease: holder, duration, renewTime and the
