@@ -59,8 +59,9 @@
 //     its holder reconciles only keys it owns under ring v.
 //  2. A member starts keys it gains under T only after the barrier: on
 //     a list of the Leases read after its own adopted = version(T) was
-//     written, every live member of T shows adopted = version(T), and
-//     the list's live members are exactly T. Members that left T are
+//     written (and no write of it failed since), every live member of T,
+//     itself included, shows adopted = version(T), and the list's live
+//     members are exactly T. Members that left T are
 //     dead by the liveness rule, so fenced. Keys it owns under both its
 //     old ring and T go on without a pause.
 //
@@ -74,7 +75,9 @@
 // which it did not. A member that joins after the list (so y does not
 // know it) sees y in its own first list and waits for y to adopt a
 // ring that includes it. A write whose outcome is unknown (a timeout)
-// counts as published, for the held rings and for nothing else.
+// counts as published for the held rings, and blocks every barrier until
+// a later write succeeds: that write is guarded by resourceVersion, so
+// the failed one has landed before it or never will.
 //
 // The cases: a member joining waits, owning nothing, until every other
 // member has seen it, drained the keys it takes and adopted the new

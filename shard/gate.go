@@ -41,6 +41,12 @@ type gate struct {
 	published *Ring
 	held      []*Ring
 	fenced    bool
+	// unsure is true from a failed write of this member's Lease until
+	// the next successful one. A failed write may still land (its
+	// response was lost, or it is applied late); until a later write
+	// succeeds, guarded by resourceVersion, the Lease may carry what the
+	// failed one said, so no barrier may pass.
+	unsure bool
 }
 
 // allows reports whether key may start a reconcile now.
@@ -79,15 +85,22 @@ func (g *gate) attempt(r *Ring) {
 	g.held = append(g.held, r)
 }
 
-// confirm records a successful write of adopted = version(r).
-func (g *gate) confirm(r *Ring) { g.published = r }
+// confirm records a successful write of adopted = version(r). Any
+// earlier write that failed has landed before it or never will (its
+// resourceVersion precondition no longer holds).
+func (g *gate) confirm(r *Ring) { g.published, g.unsure = r, false }
+
+// failed records a write of the Lease that failed: its outcome is
+// unknown.
+func (g *gate) failed() { g.unsure = true }
 
 // settle applies the barrier: when me's Lease is known to carry the
-// target's version and every other live member of the target shows it
-// too (adopted, read from their Leases), held becomes [target]. It
+// target's version (no write failed since the last that succeeded) and
+// every live member of the target, me included, shows it in the list
+// (adopted, read from their Leases), held becomes [target]. It
 // reports whether held changed.
 func (g *gate) settle(adopted map[string]string) bool {
-	if !barrier(g.me, g.target, g.published, adopted) {
+	if g.unsure || !barrier(g.me, g.target, g.published, adopted) {
 		return false
 	}
 	if len(g.held) == 1 && g.held[0].Version() == g.target.Version() {
@@ -97,7 +110,8 @@ func (g *gate) settle(adopted map[string]string) bool {
 	return true
 }
 
-// barrier is the handover condition for ring t: me has published t, and
+// barrier is the handover condition for ring t: me has published t (a
+// confirmed write, and the list shows it: adopted holds me too), and
 // every other member of t has published t's version. Members outside t
 // are, by the time t is built, dead by the liveness rule (their renew
 // deadline, and so their self-fence, has passed) or released.
@@ -106,7 +120,7 @@ func barrier(me string, t, published *Ring, adopted map[string]string) bool {
 		return false
 	}
 	for _, m := range t.Members() {
-		if m != me && adopted[m] != t.Version() {
+		if adopted[m] != t.Version() {
 			return false
 		}
 	}

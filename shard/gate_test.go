@@ -77,7 +77,7 @@ func TestGateJoin(t *testing.T) {
 	g.confirm(abc)
 	require.True(t, g.allows(keep))
 	require.False(t, g.settle(map[string]string{"a": abc.Version(), "b": ab.Version(), "c": abc.Version()}), "b has not adopted")
-	require.True(t, g.settle(map[string]string{"b": abc.Version(), "c": abc.Version()}))
+	require.True(t, g.settle(map[string]string{"a": abc.Version(), "b": abc.Version(), "c": abc.Version()}))
 	require.True(t, g.allows(keep))
 	require.False(t, g.allows(lose))
 }
@@ -93,7 +93,8 @@ func TestGateGainWaitsForBarrier(t *testing.T) {
 	g.confirm(abc)
 	require.False(t, g.allows(gained))
 	require.False(t, g.settle(map[string]string{"a": abc.Version()}), "b missing")
-	require.True(t, g.settle(map[string]string{"a": abc.Version(), "b": abc.Version()}))
+	require.False(t, g.settle(map[string]string{"a": abc.Version(), "b": abc.Version()}), "the list does not show c's own lease with it")
+	require.True(t, g.settle(map[string]string{"a": abc.Version(), "b": abc.Version(), "c": abc.Version()}))
 	require.True(t, g.allows(gained))
 }
 
@@ -113,7 +114,7 @@ func TestGateLoseThenRegain(t *testing.T) {
 	g.attempt(s)
 	g.confirm(s)
 	require.False(t, g.allows(k), "held still carries r")
-	require.True(t, g.settle(map[string]string{"b": s.Version()}))
+	require.True(t, g.settle(map[string]string{"a": s.Version(), "b": s.Version()}))
 	require.True(t, g.allows(k))
 }
 
@@ -128,6 +129,23 @@ func TestGateUnconfirmedWriteCounts(t *testing.T) {
 	g.attempt(r) // the write timed out: not confirmed
 	g.retarget(s)
 	require.False(t, g.allows(k))
+}
+
+// TestGateFailedWriteBlocksBarrier: after a failed write (it may land
+// late), no barrier passes until a write succeeds.
+func TestGateFailedWriteBlocksBarrier(t *testing.T) {
+	s := NewRing([]string{"a", "b"}, 0)
+	r := NewRing([]string{"a", "b", "c"}, 0)
+	g := settledGate("a", s)
+	g.retarget(r)
+	g.attempt(r)
+	g.failed() // the write of r may land after the next list, or never
+	g.retarget(s)
+	all := map[string]string{"a": s.Version(), "b": s.Version()} // the list still shows s
+	require.False(t, g.settle(all))
+	g.attempt(s)
+	g.confirm(s) // a write guarded by resourceVersion succeeded: r can no longer land
+	require.True(t, g.settle(all))
 }
 
 func TestGateHeldIsBounded(t *testing.T) {
@@ -154,11 +172,12 @@ func TestBarrier(t *testing.T) {
 		adopted   map[string]string
 		want      bool
 	}{
-		{"all adopted", ab, ab, map[string]string{"b": v}, true},
-		{"self not published", ab, a, map[string]string{"b": v}, false},
-		{"other behind", ab, ab, map[string]string{"b": a.Version()}, false},
-		{"other unseen", ab, ab, map[string]string{}, false},
-		{"alone", a, a, nil, true},
+		{"all adopted", ab, ab, map[string]string{"a": v, "b": v}, true},
+		{"self not published", ab, a, map[string]string{"a": v, "b": v}, false},
+		{"self published, the list shows otherwise", ab, ab, map[string]string{"a": a.Version(), "b": v}, false},
+		{"other behind", ab, ab, map[string]string{"a": v, "b": a.Version()}, false},
+		{"other unseen", ab, ab, map[string]string{"a": v}, false},
+		{"alone", a, a, map[string]string{"a": a.Version()}, true},
 		{"not a member", NewRing([]string{"b"}, 0), NewRing([]string{"b"}, 0), nil, false},
 		{"no target", nil, nil, nil, false},
 	} {

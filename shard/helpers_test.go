@@ -5,7 +5,10 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,6 +46,9 @@ type link struct {
 
 	mu sync.Mutex
 	ln *testutil.MemListener // guarded by mu
+	// lose, while positive, has the server apply that many more Lease
+	// updates but the response never reach the member.
+	lose atomic.Int32
 }
 
 func (c *cluster) connect(name string) (*kube.Client, *link) {
@@ -60,7 +66,13 @@ func (c *cluster) connect(name string) (*kube.Client, *link) {
 func (l *link) serve() {
 	ln, err := l.net.Listen(l.addr)
 	require.NoError(l.t, err)
-	hs := &http.Server{Handler: l.h}
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/leases/") && l.lose.Add(-1) >= 0 {
+			l.h.ServeHTTP(httptest.NewRecorder(), r) // applied...
+			panic(http.ErrAbortHandler)              // ...but the answer is lost
+		}
+		l.h.ServeHTTP(w, r)
+	})}
 	done := make(chan struct{})
 	go func() { _ = hs.Serve(ln); close(done) }()
 	l.mu.Lock()

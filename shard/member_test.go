@@ -196,3 +196,30 @@ func TestFenceCancelsInFlight(t *testing.T) {
 		require.True(t, a.m.Status().Fenced)
 	})
 }
+
+// TestLostWriteResponses: the server applies a member's Lease writes
+// but the answers are lost, while a member joins: the member treats each
+// as possibly published, passes no barrier until a write is confirmed,
+// and no key is ever owned twice.
+func TestLostWriteResponses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t)
+		keys := testKeys(300)
+		var mu sync.Mutex
+		all := []*testMember{c.run("a", nil), c.run("b", nil)}
+		members := func() []*testMember { mu.Lock(); defer mu.Unlock(); return append([]*testMember(nil), all...) }
+		waitSettled(t, members, 2)
+		w, stopWatch := c.watchOverlap(members, keys, 50*time.Millisecond)
+		a := all[0]
+		a.link.lose.Store(3)
+		cc := c.run("c", nil)
+		mu.Lock()
+		all = append(all, cc)
+		mu.Unlock()
+		waitSettled(t, members, 3)
+		require.LessOrEqual(t, a.link.lose.Load(), int32(0), "every lost write happened")
+		checkOwnedOnce(t, members(), keys)
+		stopWatch()
+		require.Empty(t, w.overlaps)
+	})
+}

@@ -68,6 +68,9 @@ func (m *Member) round(ctx context.Context, start time.Time) error {
 	}
 
 	if err := m.renew(ctx, adopt); err != nil {
+		m.mu.Lock()
+		m.g.failed()
+		m.mu.Unlock()
 		return err
 	}
 	m.mu.Lock()
