@@ -329,9 +329,13 @@ func decodeEvent[T Object](iter *jsoniter.Iterator, frame []byte, off int64) (ev
 	e := envelope[T]{off: off}
 	iter.Error = nil
 	if typ, obj, ok := envelopePrefix(frame); ok {
-		iter.ResetBytes(frame[obj:])
 		e.setType(typ)
-		e.readObject(iter)
+		if n, isRaw := e.readRawObject(frame[obj:]); isRaw {
+			iter.ResetBytes(frame[obj+n:])
+		} else {
+			iter.ResetBytes(frame[obj:])
+			e.readObject(iter)
+		}
 	} else {
 		iter.ResetBytes(frame)
 	}
@@ -387,6 +391,31 @@ func (e *envelope[T]) readObject(iter *jsoniter.Iterator) {
 		return
 	}
 	e.decode(iter)
+}
+
+// readRawObject reads the object at the start of b when T is *Raw, with
+// Raw's own scanner (jsoniter's capturing skip allocates every string it
+// passes), and returns the bytes it read. isRaw is false when T is not
+// *Raw or the object is not one to decode now (an ERROR's Status, null):
+// the general path reads it then.
+func (e *envelope[T]) readRawObject(b []byte) (n int, isRaw bool) {
+	dst, ok := any(&e.obj).(**Raw)
+	if !ok || e.err != nil || e.typ == Error {
+		return 0, false
+	}
+	s := jscan{b: b}
+	s.ws()
+	if s.i >= len(b) || b[s.i] != '{' {
+		return 0, false
+	}
+	e.hasObj = true
+	r, end, err := scanRawJSON(b, s.i)
+	if err != nil {
+		e.err = fmt.Errorf("object does not decode into %T: %w", e.obj, err)
+		return 0, true
+	}
+	*dst = r
+	return end, true
 }
 
 func (e *envelope[T]) decode(iter *jsoniter.Iterator) {

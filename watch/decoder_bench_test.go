@@ -118,6 +118,20 @@ func BenchmarkDecode(b *testing.B) {
 			reportEvents(b)
 		})
 	}
+	b.Run("raw-p1", func(b *testing.B) {
+		// The compact store's decoder: the bytes kept, the metadata read.
+		d := NewDecoder[*Raw](&loopReader{data: data}, DecoderOptions{Parallelism: 1})
+		defer d.Close()
+		b.SetBytes(perEvent)
+		b.ReportAllocs()
+		for b.Loop() {
+			ev, err := d.Next()
+			if err != nil || ev.Object == nil {
+				b.Fatal(err)
+			}
+		}
+		reportEvents(b)
+	})
 	b.Run("encoding-json", func(b *testing.B) {
 		dec := stdjson.NewDecoder(&loopReader{data: data})
 		b.SetBytes(perEvent)

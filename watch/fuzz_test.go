@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"fmt"
 	"bytes"
 	"errors"
 	"io"
@@ -91,7 +92,29 @@ func FuzzDecoder(f *testing.F) {
 		if gotErr != io.EOF && !errors.As(gotErr, &de) && !errors.As(gotErr, &se) {
 			t.Fatalf("error %q (%T) is neither a DecodeError nor a StatusError", gotErr, gotErr)
 		}
+		// The compact store's Raw, on its own scanner: the same independence.
+		opts.Parallelism = 1
+		rawWant, rawWantErr := decodeAll[*Raw](bytes.NewReader(data), opts)
+		opts.Parallelism = int(par%4) + 1
+		rawGot, rawGotErr := decodeAll[*Raw](newChunkReader(data, seed, 1+int(maxChunk)), opts)
+		if rawWantErr == nil || rawGotErr == nil || rawWantErr.Error() != rawGotErr.Error() {
+			t.Fatalf("Raw: error depends on chunking or parallelism: %v vs %v", rawWantErr, rawGotErr)
+		}
+		require.Equal(t, rawSummaries(rawWant), rawSummaries(rawGot))
 	})
+}
+
+func rawSummaries(evs []Event[*Raw]) []string {
+	out := make([]string, len(evs))
+	for i, ev := range evs {
+		if ev.Object == nil {
+			out[i] = string(ev.Type)
+			continue
+		}
+		out[i] = fmt.Sprintf("%s %s/%s@%s %q", ev.Type, ev.Object.GetNamespace(), ev.Object.GetName(),
+			ev.Object.GetResourceVersion(), ev.Object.Body())
+	}
+	return out
 }
 
 // FuzzDecodeList checks the list decoder the same way.

@@ -319,6 +319,12 @@ func decodeBytes[T Object](d *listDecoder, v []byte, off int64, what string) (ob
 			obj, err = zero, fail(fmt.Errorf("JSON decoder panicked: %v", p))
 		}
 	}()
+	if ok, err := decodeRawJSON(&obj, v); ok {
+		if err != nil {
+			return obj, fail(err)
+		}
+		return obj, nil
+	}
 	d.iter.ResetBytes(v)
 	d.iter.Error = nil
 	d.iter.ReadVal(&obj)

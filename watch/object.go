@@ -55,6 +55,12 @@ func decodeJSONObject[T Object](body []byte) (obj T, err error) {
 			obj, err = zero, fail(fmt.Errorf("JSON decoder panicked: %v", p))
 		}
 	}()
+	if ok, err := decodeRawJSON(&obj, body); ok {
+		if err != nil {
+			return obj, fail(err)
+		}
+		return obj, nil
+	}
 	iter := json.BorrowIterator(body)
 	defer json.ReturnIterator(iter)
 	iter.ReadVal(&obj)

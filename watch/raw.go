@@ -70,15 +70,15 @@ func (m *rawMeta) addLabel(k, v []byte) {
 	m.labelBytes += len(k) + len(v) + 2*binary.MaxVarintLen32
 }
 
-// newRaw builds a Raw of body with the metadata m.
-func newRaw(m *rawMeta, body []byte, proto bool) (*Raw, error) {
+// fill makes r a Raw of body with the metadata m, in one allocation.
+func (r *Raw) fill(m *rawMeta, body []byte, proto bool) error {
 	if len(body) > maxRawSize {
-		return nil, fmt.Errorf("object of %d bytes is over the %d-byte limit", len(body), maxRawSize)
+		return fmt.Errorf("object of %d bytes is over the %d-byte limit", len(body), maxRawSize)
 	}
 	size := len(m.name) + len(m.rv) + len(m.uid) + m.labelBytes + len(body)
 	data := make([]byte, 0, size)
 	data = append(data, m.name...)
-	r := &Raw{gen: m.gen, proto: proto}
+	*r = Raw{gen: m.gen, proto: proto}
 	if len(m.ns) > 0 {
 		r.ns = interned.intern(m.ns)
 	}
@@ -94,7 +94,7 @@ func newRaw(m *rawMeta, body []byte, proto bool) (*Raw, error) {
 	r.lbls = uint32(len(data))
 	data = append(data, body...)
 	r.data = data
-	return r, nil
+	return nil
 }
 
 // maxRawSize bounds one object; the stream decoders bound frames at 16 MiB
@@ -226,12 +226,7 @@ func (r *Raw) UnmarshalJSON(b []byte) error {
 	if err := scanJSONMeta(b, &m); err != nil {
 		return err
 	}
-	out, err := newRaw(&m, b, false)
-	if err != nil {
-		return err
-	}
-	*r = *out
-	return nil
+	return r.fill(&m, b, false)
 }
 
 // Unmarshal keeps a copy of b, an object's protobuf message as the API
@@ -242,12 +237,7 @@ func (r *Raw) Unmarshal(b []byte) error {
 	if err := scanProtoMeta(b, &m); err != nil {
 		return err
 	}
-	out, err := newRaw(&m, b, true)
-	if err != nil {
-		return err
-	}
-	*r = *out
-	return nil
+	return r.fill(&m, b, true)
 }
 
 // MarshalJSON returns the body of a JSON Raw; a protobuf one is an error.

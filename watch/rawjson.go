@@ -17,16 +17,7 @@ import (
 func scanJSONMeta(b []byte, m *rawMeta) error {
 	s := jscan{b: b}
 	s.ws()
-	if s.i >= len(b) || b[s.i] != '{' {
-		return ErrRawNotObject
-	}
-	err := s.object(func(key []byte) error {
-		if string(key) == "metadata" {
-			return s.metadata(m)
-		}
-		return s.skip(0)
-	})
-	if err != nil {
+	if err := s.topObject(m); err != nil {
 		return err
 	}
 	s.ws()
@@ -34,6 +25,49 @@ func scanJSONMeta(b []byte, m *rawMeta) error {
 		return s.fail("data after the object")
 	}
 	return nil
+}
+
+// topObject reads the object at s.i, keeping its metadata in m.
+func (s *jscan) topObject(m *rawMeta) error {
+	if s.i >= len(s.b) || s.b[s.i] != '{' {
+		return ErrRawNotObject
+	}
+	return s.object(func(key []byte) error {
+		if string(key) == "metadata" {
+			return s.metadata(m)
+		}
+		return s.skip(0)
+	})
+}
+
+// scanRawJSON reads the object starting at b[start] into a new Raw and
+// returns the index just after it.
+func scanRawJSON(b []byte, start int) (*Raw, int, error) {
+	var m rawMeta
+	s := jscan{b: b, i: start}
+	if err := s.topObject(&m); err != nil {
+		return nil, 0, err
+	}
+	r := new(Raw)
+	if err := r.fill(&m, b[start:s.i], false); err != nil {
+		return nil, 0, err
+	}
+	return r, s.i, nil
+}
+
+// decodeRawJSON decodes the JSON object b into *obj when T is *Raw, with
+// Raw's own scanner; ok is false for any other T.
+func decodeRawJSON[T any](obj *T, b []byte) (ok bool, err error) {
+	dst, ok := any(obj).(**Raw)
+	if !ok {
+		return false, nil
+	}
+	r := new(Raw)
+	if err := r.UnmarshalJSON(b); err != nil {
+		return true, err
+	}
+	*dst = r
+	return true, nil
 }
 
 // jscan validates and walks JSON held in memory.
@@ -145,19 +179,18 @@ func (s *jscan) literal(lit string) bool {
 	return false
 }
 
-// skip validates and steps over one value.
+// skip steps over one value, checking its structure: strings end and hold
+// no control characters, brackets match, nesting stays within
+// maxJSONDepth. It does not check the grammar between tokens (a missing
+// comma passes): the typed decode on read does, and a value it refuses is
+// counted there. It allocates nothing.
 func (s *jscan) skip(depth int) error {
-	if depth > maxJSONDepth {
-		return s.fail("nested too deeply")
-	}
 	if s.i >= len(s.b) {
 		return s.fail("expected a value")
 	}
 	switch c := s.b[s.i]; {
-	case c == '{':
-		return s.object(func([]byte) error { return s.skip(depth + 1) })
-	case c == '[':
-		return s.array(depth)
+	case c == '{' || c == '[':
+		return s.skipNested(depth)
 	case c == '"':
 		_, _, err := s.str()
 		return err
@@ -170,32 +203,48 @@ func (s *jscan) skip(depth int) error {
 	return s.fail("unexpected character")
 }
 
-func (s *jscan) array(depth int) error {
-	s.i++ // '['
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == ']' {
-		s.i++
-		return nil
+// skipNested steps over the object or array at s.i, tracking the kinds of
+// its open brackets in a bit stack.
+func (s *jscan) skipNested(depth int) error {
+	var open [maxJSONDepth/64 + 1]uint64 // bit set: an array
+	n := 0
+	push := func(array bool) bool {
+		if depth+n >= maxJSONDepth {
+			return false
+		}
+		if array {
+			open[n/64] |= 1 << (n % 64)
+		} else {
+			open[n/64] &^= 1 << (n % 64)
+		}
+		n++
+		return true
 	}
-	for {
-		s.ws()
-		if err := s.skip(depth + 1); err != nil {
-			return err
-		}
-		s.ws()
-		if s.i >= len(s.b) {
-			return s.fail("unterminated array")
-		}
-		switch s.b[s.i] {
-		case ',':
+	for s.i < len(s.b) {
+		switch c := s.b[s.i]; c {
+		case '{', '[':
+			if !push(c == '[') {
+				return s.fail("nested too deeply")
+			}
 			s.i++
-		case ']':
+		case '}', ']':
+			if n == 0 || (open[(n-1)/64]>>((n-1)%64)&1 == 1) != (c == ']') {
+				return s.fail("mismatched bracket")
+			}
+			n--
 			s.i++
-			return nil
+			if n == 0 {
+				return nil
+			}
+		case '"':
+			if _, _, err := s.str(); err != nil {
+				return err
+			}
 		default:
-			return s.fail("expected ',' or ']'")
+			s.i++
 		}
 	}
+	return s.fail("unterminated value")
 }
 
 // number steps over a number and returns its text.
