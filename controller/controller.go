@@ -110,7 +110,7 @@ func New[P watch.Object](m *Manager, cfg Config[P]) (*Controller, error) {
 	if c.shard != nil {
 		c.shard.enqueue = runner.Add
 	}
-	sources := append([]Source{forSource(cfg.For, cfg.ForScope, cfg.Predicates)}, cfg.Owns...)
+	sources := append(primarySources(m, cfg), cfg.Owns...)
 	sources = append(sources, cfg.Watches...)
 	for _, s := range sources {
 		synced, err := s.start(m, cfg.For, runner.Add)

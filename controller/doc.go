@@ -46,7 +46,10 @@
 //     two at once; its queue still receives every key, drops the others
 //     and, when the replica gains keys, enqueues every key of its primary
 //     cache it now owns. Owned objects map to their owner's key, so they
-//     follow it.
+//     follow it. In shard.Label mode the primary objects carry their
+//     owner's label and each replica caches only its own and the
+//     unlabelled ones; a reconcile reads the primary through
+//     CacheIn(m, res, m.ShardScope(scope)).
 //   - Handler serves /healthz, /readyz (every informer synced, watching
 //     and heard from within DefaultStaleAfter) and /metrics.
 //

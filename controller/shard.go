@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/kwatch/kwatch/metrics"
 	"github.com/kwatch/kwatch/shard"
@@ -47,14 +48,29 @@ type shardFilter struct {
 	// owned are the cache keys Owns allowed at the last scan: a scan
 	// enqueues only keys not among them. Guarded by mu.
 	owned map[string]struct{}
+	// label moves objects to this replica in Label mode; nil in Filter mode.
+	label *labeler
 }
 
 func newShardFilter[P watch.Object](m *Manager, name string, cfg Config[P]) (*shardFilter, error) {
-	inf, err := InformerIn[P](m, cfg.For, cfg.ForScope)
-	if err != nil {
-		return nil, err
+	var inf interface{ ListKeys() []string }
+	if !labelMode(m) {
+		full, err := InformerIn[P](m, cfg.For, cfg.ForScope)
+		if err != nil {
+			return nil, err
+		}
+		inf = full.Store()
 	}
-	f := &shardFilter{member: m.member, keys: inf.Store().ListKeys, parked: map[Key]struct{}{}}
+	var err error
+	f := &shardFilter{member: m.member, parked: map[Key]struct{}{}}
+	if inf != nil {
+		f.keys = inf.ListKeys
+	}
+	if labelMode(m) {
+		if f.label, f.keys, err = newLabeler(m, cfg); err != nil {
+			return nil, err
+		}
+	}
 	if m.opts.Metrics != nil {
 		m.opts.Metrics.GaugeFunc("kwatch_shard_keys_owned",
 			"Keys of the controller's primary cache this replica may reconcile now.",
@@ -76,6 +92,11 @@ func (f *shardFilter) wrap(next Reconciler) Reconciler {
 			return Result{}, nil
 		}
 		defer done()
+		if f.label != nil {
+			if ready, err := f.label.prepare(rctx, key); !ready {
+				return Result{}, err
+			}
+		}
 		return next(rctx, key)
 	}
 }
@@ -122,6 +143,9 @@ func (f *shardFilter) scan() {
 		}
 	}
 	f.mu.Unlock()
+	if f.label != nil {
+		gained = append(gained, f.label.gainedElsewhere(f.member)...)
+	}
 	for _, k := range gained {
 		f.enqueue(k)
 	}
@@ -137,18 +161,26 @@ func (f *shardFilter) countOwned() float64 {
 	return float64(n)
 }
 
+// rescanPeriod is how often a sharded controller scans again without a
+// change of the ring: a retry for a Label-mode list that failed.
+const rescanPeriod = 10 * time.Second
+
 // runSharded is the manager's work under a ring member: the controllers,
 // and one goroutine that has each sharded controller scan its cache on
-// every change of the member's keys. It returns when both have.
+// every change of the member's keys (and every rescanPeriod). It returns
+// when both have.
 func (m *Manager) runSharded(ctls []*Controller, runControllers func(context.Context)) func(context.Context) {
 	return func(ctx context.Context) {
 		var wg sync.WaitGroup
 		wg.Go(func() {
+			tk := time.NewTicker(rescanPeriod)
+			defer tk.Stop()
 			for {
 				select {
 				case <-ctx.Done():
 					return
 				case <-m.member.Changed():
+				case <-tk.C:
 				}
 				for _, c := range ctls {
 					if c.shard != nil {

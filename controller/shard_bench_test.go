@@ -12,6 +12,7 @@ import (
 
 	"github.com/kwatch/kwatch/internal/shardreplica"
 	"github.com/kwatch/kwatch/kwatchtest"
+	"github.com/kwatch/kwatch/shard"
 )
 
 // TestShardFigures measures, for N = 1, 2 and 3 replica processes
@@ -24,7 +25,15 @@ func TestShardFigures(t *testing.T) {
 		t.Skip("set KWATCH_SHARD_FIGURES=1 to measure")
 	}
 	const window = 10 * time.Second
-	for _, n := range []int{1, 2, 3} {
+	for _, mode := range []shard.Mode{shard.Filter, shard.Label} {
+		for _, n := range []int{1, 2, 3} {
+			shardFigures(t, mode, n, window)
+		}
+	}
+}
+
+func shardFigures(t *testing.T, mode shard.Mode, n int, window time.Duration) {
+	{
 		srv := kwatchtest.Start(t, kwatchtest.Options{})
 		var keys []string
 		for i := range 1000 {
@@ -37,9 +46,9 @@ func TestShardFigures(t *testing.T) {
 		var ids []string
 		procs := map[string]*shardreplica.Proc{}
 		for i := range n {
-			id := fmt.Sprintf("n%d-%d", n, i)
+			id := fmt.Sprintf("%s-n%d-%d", mode, n, i)
 			p, err := shardreplica.StartProc(shardreplica.Options{Config: srv.Config(), NS: "demo", Ring: "figures",
-				ID: id, Timing: processTiming}, tl, func(line string) { t.Errorf("replica %s", line) })
+				ID: id, Timing: processTiming, Mode: mode}, tl, func(line string) { t.Errorf("replica %s", line) })
 			require.NoError(t, err)
 			t.Cleanup(p.Kill)
 			ids = append(ids, id)
@@ -60,12 +69,12 @@ func TestShardFigures(t *testing.T) {
 		for _, id := range ids {
 			total += tl.StartsBetween(id, from, to)
 		}
-		t.Logf("N=%d: %.0f reconciles/s in all", n, float64(total)/window.Seconds())
+		t.Logf("%s N=%d: %.0f reconciles/s in all", mode, n, float64(total)/window.Seconds())
 		for _, id := range slices.Sorted(slices.Values(ids)) {
 			cpu := procs[id].CPU() - before[id]
 			rec := tl.StartsBetween(id, from, to)
-			t.Logf("N=%d %s: %.0f reconciles/s, CPU %.2f s per s of churn (%.0f%% of a core)",
-				n, id, float64(rec)/window.Seconds(), cpu.Seconds()/window.Seconds(), 100*cpu.Seconds()/window.Seconds())
+			t.Logf("%s N=%d %s: %.0f reconciles/s, CPU %.2f s per s of churn (%.0f%% of a core)",
+				mode, n, id, float64(rec)/window.Seconds(), cpu.Seconds()/window.Seconds(), 100*cpu.Seconds()/window.Seconds())
 		}
 		for _, p := range procs {
 			p.Signal(syscall.SIGTERM)

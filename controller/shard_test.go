@@ -69,7 +69,7 @@ func shardTestConfig(id string) *shard.Config {
 		LeaseDuration: 5 * time.Second, RenewDeadline: 4 * time.Second, RetryPeriod: 250 * time.Millisecond}
 }
 
-func startReplica(t *testing.T, srv *kwatchtest.Server, id string, rec *overlapRecorder) *replica {
+func startReplica(t *testing.T, srv *kwatchtest.Server, id string, rec *overlapRecorder, adjust ...func(*shard.Config)) *replica {
 	t.Helper()
 	target, err := url.Parse(srv.URL())
 	require.NoError(t, err)
@@ -92,6 +92,9 @@ func startReplica(t *testing.T, srv *kwatchtest.Server, id string, rec *overlapR
 	require.NoError(t, err)
 	cfg := shardTestConfig(id)
 	cfg.Client = sc
+	for _, f := range adjust {
+		f(cfg)
+	}
 	r.mgr, err = controller.NewManager(c, controller.ManagerOptions{Namespace: "demo", Logger: quiet(),
 		ShutdownTimeout: 500 * time.Millisecond, Sharding: cfg})
 	require.NoError(t, err)

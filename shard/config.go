@@ -59,6 +59,9 @@ type Config struct {
 	// VirtualNodes is the number of ring points per member; zero means
 	// DefaultVirtualNodes.
 	VirtualNodes int
+	// Mode is read by package controller: Filter (the zero value) or
+	// Label. In Label mode Identity must be a valid label value.
+	Mode Mode
 
 	// Logger receives membership changes and failed rounds; nil means
 	// slog.Default().
@@ -89,6 +92,9 @@ func (c Config) withDefaults() (Config, error) {
 	case len(c.Ring) > 49:
 		return c, fmt.Errorf("shard: Config.Ring %q is longer than 49 characters (it prefixes Lease names and is a label value)", c.Ring)
 	}
+	if c.Mode == Label && !validLabelValue(c.Identity) {
+		return c, fmt.Errorf("shard: Config.Identity %q must be a label value in Label mode (at most 63 letters, digits, '-', '_' or '.', beginning and ending with a letter or digit)", c.Identity)
+	}
 	if c.Namespace == "" {
 		c.Namespace = "default"
 	}
@@ -118,4 +124,18 @@ func (c Config) withDefaults() (Config, error) {
 		c.Logger = slog.Default()
 	}
 	return c, nil
+}
+
+func validLabelValue(v string) bool {
+	if v == "" || len(v) > 63 {
+		return false
+	}
+	alnum := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !alnum(c) && c != '-' && c != '_' && c != '.' {
+			return false
+		}
+	}
+	return alnum(v[0]) && alnum(v[len(v)-1])
 }

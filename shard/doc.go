@@ -101,7 +101,7 @@
 //
 // # Two modes
 //
-//   - Filter (built): every replica watches and caches every object of
+//   - Filter (the default): every replica watches and caches every object of
 //     the controller's resources and reconciles only its own keys.
 //     Nothing to install, no writes to the objects, a key moves the
 //     instant the barrier passes, and every replica already has the
@@ -109,17 +109,28 @@
 //     keeps every object, so the API server's watch fan-out and each
 //     replica's decode CPU and memory do not fall with N; only the
 //     reconcile work does.
-//   - Label (not built yet): the owning replica labels each primary
-//     object shard.kwatch.dev/<ring>=<identity>, and each replica
-//     watches with that label selector (plus the unlabelled objects), so
-//     fan-out and decode work fall with N. The cost: a write per object
-//     on every handover (relabelling), a window in which a moved object
-//     is in neither cache, and owned objects that do not carry the label
-//     are still watched in full. That window is a hazard to design for:
-//     a reconcile allowed before the relabelled object reached the new
-//     owner's cache would read "not found" and take the object for
-//     deleted, so the gate must also wait for the object (or a 404 from
-//     a live read) before the first reconcile of a moved key.
+//   - Label (Config.Mode = Label; package controller does it): the
+//     owning replica labels each primary object LabelKey(ring)=<identity>
+//     and each replica watches the objects labelled with its identity
+//     plus the unlabelled ones (two label-selected informers), so the API
+//     server's fan-out and each replica's decode work for the primary
+//     resource fall with N. Before the first reconcile of a key on a
+//     replica, its object must be in that replica's labelled cache: the
+//     replica labels an unlabelled object, reads a moved one live (it is
+//     labelled for the old owner, so it is not cached here) and relabels
+//     it, guarded by the resourceVersion read, and reconciles once the
+//     label's event arrives; only an object the server answers 404 for
+//     is reconciled uncached (it is gone). After each passed barrier the
+//     replica lists the objects labelled for other members to find the
+//     ones it gained (a dead member's included), since its cache cannot
+//     show them. The costs: a write per object that moves, a list of the
+//     others' objects per handover, a delay of one watch event before a
+//     moved key's first reconcile, and owned objects (Owns) still watched
+//     in full. Reconciles must read the primary through the labelled
+//     cache (controller.Manager.ShardScope), not an unscoped one. Labels
+//     decide only what is cached: which replica may reconcile a key is
+//     still the gate's decision, so a stale label can delay a reconcile
+//     but never let two replicas run one key.
 //
 // # Goroutines and metrics
 //

@@ -37,8 +37,9 @@ import (
 
 // Env, set to "1", makes a test binary run a replica instead of its
 // tests; Env+"_HOST", "_TOKEN", "_CA" (base64 PEM), "_NS", "_RING",
-// "_ID" and "_TIMING" (lease, renew deadline, retry period, each a Go
-// duration, comma-separated) configure it.
+// "_ID", "_TIMING" (lease, renew deadline, retry period, each a Go
+// duration, comma-separated) and "_MODE" ("filter" or "label")
+// configure it.
 const Env = "KWATCH_SHARD_REPLICA"
 
 // Timing is a ring's lease duration, renew deadline and retry period.
@@ -54,13 +55,15 @@ type Options struct {
 	NS, Ring string
 	ID       string
 	Timing   Timing
+	Mode     shard.Mode
 }
 
 // Environ is the environment that starts a replica with o.
 func (o Options) Environ() []string {
 	return []string{Env + "=1", Env + "_HOST=" + o.Config.Host, Env + "_TOKEN=" + o.Config.BearerToken,
 		Env + "_CA=" + base64.StdEncoding.EncodeToString(o.Config.TLS.CAData),
-		Env + "_NS=" + o.NS, Env + "_RING=" + o.Ring, Env + "_ID=" + o.ID, Env + "_TIMING=" + o.Timing.String()}
+		Env + "_NS=" + o.NS, Env + "_RING=" + o.Ring, Env + "_ID=" + o.ID, Env + "_TIMING=" + o.Timing.String(),
+		Env + "_MODE=" + o.Mode.String()}
 }
 
 // MaybeRun runs a replica and exits when Env is "1"; otherwise it
@@ -104,8 +107,12 @@ func optionsFromEnv() (Options, error) {
 			return Options{}, fmt.Errorf("bad timing %q: %w", p, err)
 		}
 	}
+	mode := shard.Filter
+	if get("MODE") == shard.Label.String() {
+		mode = shard.Label
+	}
 	return Options{Config: cfg, NS: get("NS"), Ring: get("RING"), ID: get("ID"),
-		Timing: Timing{Lease: tm[0], Renew: tm[1], Retry: tm[2]}}, nil
+		Timing: Timing{Lease: tm[0], Renew: tm[1], Retry: tm[2]}, Mode: mode}, nil
 }
 
 // cm is the ConfigMap as the replica reads it: metadata only.
@@ -139,7 +146,7 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 		// Below lease - renew deadline, the margin of the fence.
 		ShutdownTimeout: (o.Timing.Lease - o.Timing.Renew) / 2,
 		Sharding: &shard.Config{Client: sc, Namespace: o.NS, Ring: o.Ring, Identity: o.ID,
-			LeaseDuration: o.Timing.Lease, RenewDeadline: o.Timing.Renew, RetryPeriod: o.Timing.Retry}})
+			LeaseDuration: o.Timing.Lease, RenewDeadline: o.Timing.Renew, RetryPeriod: o.Timing.Retry, Mode: o.Mode}})
 	if err != nil {
 		return err
 	}
