@@ -69,6 +69,12 @@ type InformerTuning struct {
 	ResyncPeriod time.Duration
 	IdleTimeout  time.Duration
 	Backoff      informer.Backoff
+	// Store and DecodeCache pick the informer's store mode (see
+	// informer.StoreCompact): a compact cache decodes on read, so a
+	// controller whose sources have no predicates never decodes an event,
+	// and each reconcile's Get pays one decode per object version.
+	Store       informer.StoreMode
+	DecodeCache int
 }
 
 // Manager owns what a process's controllers share: one connection, one
@@ -214,6 +220,7 @@ func InformerIn[T watch.Object](m *Manager, res kube.Resource, scope Scope) (*in
 		t := m.opts.InformerOptions(res)
 		opts.ListMode, opts.PageSize, opts.ResyncPeriod, opts.IdleTimeout, opts.Backoff =
 			t.ListMode, t.PageSize, t.ResyncPeriod, t.IdleTimeout, t.Backoff
+		opts.Store, opts.DecodeCache = t.Store, t.DecodeCache
 	}
 	inf, _, err := informer.Shared(&m.reg, opts) // held for the manager's life
 	if err != nil {

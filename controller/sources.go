@@ -58,7 +58,8 @@ func WatchesIn[T watch.Object](res kube.Resource, scope Scope, mapFn func(T) []K
 // forSource is the controller's primary resource: a change enqueues the
 // object's own key.
 func forSource[T watch.Object](res kube.Resource, scope Scope, preds []Predicate[T]) *source[T] {
-	return &source[T]{res: res, scope: scope, preds: preds, mapFn: func(obj T) []Key { return []Key{KeyOf(obj)} }}
+	return &source[T]{res: res, scope: scope, preds: preds, primary: true,
+		mapFn: func(obj T) []Key { return []Key{KeyOf(obj)} }}
 }
 
 type source[T watch.Object] struct {
@@ -67,6 +68,8 @@ type source[T watch.Object] struct {
 	preds []Predicate[T]
 	mapFn func(T) []Key // nil for an owned source
 	owned bool
+	// primary: the For source, whose keys are its objects' own.
+	primary bool
 }
 
 func (s *source[T]) String() string {
@@ -90,6 +93,15 @@ func (s *source[T]) start(m *Manager, primary kube.Resource, enqueue func(Key)) 
 	inf, err := InformerIn[T](m, s.res, s.scope)
 	if err != nil {
 		return nil, err
+	}
+	if s.primary && len(s.preds) == 0 {
+		// The store's keys are the objects' own: no object is needed, so a
+		// compact cache decodes nothing for the events.
+		_, err = inf.AddHandler(informer.KeyHandler[T](func(k string) { enqueue(keyOfStoreKey(k)) }), informer.HandlerOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return inf.WaitForSync, nil
 	}
 	emit := func(obj T) {
 		for _, k := range s.mapFn(obj) {
@@ -119,6 +131,15 @@ func (s *source[T]) start(m *Manager, primary kube.Resource, enqueue func(Key)) 
 		return nil, err
 	}
 	return inf.WaitForSync, nil
+}
+
+// keyOfStoreKey is the Key of a store key, store.MetaKey's "namespace/name"
+// or "name".
+func keyOfStoreKey(k string) Key {
+	if ns, name, ok := strings.Cut(k, "/"); ok {
+		return Key{Namespace: ns, Name: name}
+	}
+	return Key{Name: k}
 }
 
 // emitMoved enqueues the keys of the old object that the new one does not
