@@ -28,8 +28,10 @@ const (
 	//   - Reads: Store().Get decodes (one decode per version, shared through
 	//     the DecodeCache); List, Snapshot and ByIndex decode every object
 	//     they return, so prefer keys (ListKeys, IndexKeys) and Get.
-	//   - Handlers: a KeyHandler never decodes; any other handler decodes the
-	//     objects it is given, through the same cache a reconcile's Get uses.
+	//   - Handlers: a KeyHandler never decodes; a raw handler (AddRawHandler)
+	//     gets old and new metadata at once and decodes (Decode) only the
+	//     object it asks for; any other handler decodes the objects it is
+	//     given. All decodes go through the cache a reconcile's Get uses.
 	//   - Indexes: the namespace index and RawIndexers read metadata only;
 	//     Indexers and a custom Key decode each object version they see.
 	//   - An object that does not decode into T is found on read: Get
@@ -222,4 +224,27 @@ func (d decodingHandler[T]) OnDelete(r *watch.Raw, unknown bool) {
 	if obj, err := d.c.decode(r); err == nil {
 		d.h.OnDelete(obj, unknown)
 	}
+}
+
+// AddRawHandler registers h on a compact store's records: it receives
+// every change as watch.Raws, whose metadata (key, labels, uid,
+// resourceVersion, generation) is read without decoding, and calls Decode
+// for the old or new object only when it needs one. Delivery is as for
+// AddHandler. In StoreTyped it is an error.
+func (inf *Informer[T]) AddRawHandler(h Handler[*watch.Raw], opts HandlerOptions) (Registration, error) {
+	if inf.compact == nil {
+		return nil, errors.New("informer: AddRawHandler needs Store: StoreCompact")
+	}
+	return inf.compact.raw.AddHandler(h, opts)
+}
+
+// Decode decodes a record of a compact store (from RawStore or a raw
+// handler) into T, through the same cache readers use: one decode per
+// version. In StoreTyped it is an error.
+func (inf *Informer[T]) Decode(r *watch.Raw) (T, error) {
+	if inf.compact == nil {
+		var zero T
+		return zero, errors.New("informer: Decode needs Store: StoreCompact")
+	}
+	return inf.compact.decode(r)
 }

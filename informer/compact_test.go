@@ -200,3 +200,38 @@ func TestDecodeCacheIsBounded(t *testing.T) {
 	_, _, ok := none.get(raws[0])
 	require.False(t, ok)
 }
+
+// TestCompactRawHandlerDecodesOnlyWhenAsked: a raw handler sees old and
+// new metadata at once and pays a decode only for the object it asks for.
+func TestCompactRawHandlerDecodesOnlyWhenAsked(t *testing.T) {
+	s := newScripted(t,
+		answer(200, listJSON("10", "", podJSON("a", "5"), podJSON("b", "6"))),
+		stream(false, eventJSON("MODIFIED", podJSON("a", "11")), eventJSON("MODIFIED", podJSON("b", "12"))),
+	)
+	inf, err := New(compactOptions(t, s.srv.URL, ListPaged))
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var calls []string
+	_, err = inf.AddRawHandler(HandlerFuncs[*watch.Raw]{
+		UpdateFunc: func(old, cur *watch.Raw) {
+			line := old.GetResourceVersion() + "->" + cur.GetResourceVersion()
+			if cur.GetName() == "b" { // only b's object is needed
+				p, err := inf.Decode(cur)
+				require.NoError(t, err)
+				line += " node " + p.Spec.NodeName
+			}
+			mu.Lock()
+			calls = append(calls, line)
+			mu.Unlock()
+		}}, HandlerOptions{Delivery: Ordered})
+	require.NoError(t, err)
+	start(t, inf)
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(calls) == 2 }, waitLong, tick)
+	require.Equal(t, []string{"5->11", "6->12 node n1"}, calls)
+	require.EqualValues(t, 1, inf.Stats().Decodes)
+
+	typed, err := New(fastOptions(s.srv.URL, t, ListPaged))
+	require.NoError(t, err)
+	_, err = typed.AddRawHandler(HandlerFuncs[*watch.Raw]{}, HandlerOptions{})
+	require.ErrorContains(t, err, "needs Store: StoreCompact")
+}
