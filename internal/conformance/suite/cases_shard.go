@@ -22,7 +22,8 @@ func init() { shardreplica.MaybeRun() }
 // (package shard).
 func shardCases() []Case {
 	return []Case{
-		{Name: "shard/replicas-split-configmaps-without-overlap", Run: testShardReplicas},
+		{Name: "shard/replicas-split-configmaps-without-overlap", Run: func(t T, e *Env) { testShardReplicas(t, e, shard.Filter) }},
+		{Name: "shard/label-mode-replicas-relabel-without-overlap", Run: func(t T, e *Env) { testShardReplicas(t, e, shard.Label) }},
 	}
 }
 
@@ -45,7 +46,11 @@ type shardCM struct {
 // and must be reconciled by its owner on the ring; the replicas'
 // printed timelines must never show one ConfigMap reconciled by two
 // replicas at overlapping times.
-func testShardReplicas(t T, e *Env) {
+//
+// In Label mode the replicas also label the ConfigMaps for their owners
+// and watch only their own and the unlabelled ones; after each change
+// every ConfigMap must carry its owner's label.
+func testShardReplicas(t T, e *Env, mode shard.Mode) {
 	cfg := e.Target.Config(Admin)
 	cms := client.For[*shardCM](e.Admin, kube.ConfigMaps, client.Options{})
 	var keys []string
@@ -70,7 +75,7 @@ func testShardReplicas(t T, e *Env) {
 	procs := map[string]*shardreplica.Proc{}
 	start := func(id string) {
 		p, err := shardreplica.StartProc(shardreplica.Options{Config: cfg, NS: e.NS, Ring: "conformance",
-			ID: id, Timing: shardTiming}, tl, func(line string) { t.Logf("replica %s", line) })
+			ID: id, Timing: shardTiming, Mode: mode}, tl, func(line string) { t.Logf("replica %s", line) })
 		if err != nil {
 			t.Errorf("start replica %s: %v", id, err)
 			t.FailNow()
@@ -84,12 +89,14 @@ func testShardReplicas(t T, e *Env) {
 	}
 	shardSettle(t, e, tl, ids)
 	shardTouch(t, e, cms, tl, keys, ids)
+	shardLabels(t, e, cms, mode, ids)
 
 	start("replica-3")
 	ids = append(ids, "replica-3")
 	shardSettle(t, e, tl, ids)
 	counts := shardTouch(t, e, cms, tl, keys, ids)
 	t.Logf("keys per replica after the 4th joined: %v", counts)
+	shardLabels(t, e, cms, mode, ids)
 
 	killed := procs["replica-1"].Signal(syscall.SIGKILL)
 	ids = slices.DeleteFunc(ids, func(id string) bool { return id == "replica-1" })
@@ -97,6 +104,7 @@ func testShardReplicas(t T, e *Env) {
 	t.Logf("after kill -9 of a replica the others settled on a ring of %d within %v (lease %v)",
 		len(ids), time.Since(killed).Round(time.Millisecond), shardTiming.Lease)
 	shardTouch(t, e, cms, tl, keys, ids)
+	shardLabels(t, e, cms, mode, ids)
 	for _, id := range ids {
 		procs[id].Signal(syscall.SIGTERM)
 	}
@@ -155,4 +163,27 @@ func shardTouch(t T, e *Env, cms *client.Resource[*shardCM], tl *shardreplica.Ti
 		}
 	}
 	return counts
+}
+
+// shardLabels checks, in Label mode, that every ConfigMap carries the
+// label of its owner on the ring of ids (once reconciled, it must).
+func shardLabels(t T, e *Env, cms *client.Resource[*shardCM], mode shard.Mode, ids []string) {
+	t.Helper()
+	if mode != shard.Label {
+		return
+	}
+	ring := shard.NewRing(ids, 0)
+	page, err := cms.List(e.Ctx, e.NS, watch.ListOptions{})
+	if err != nil {
+		t.Errorf("list: %v", err)
+		t.FailNow()
+	}
+	wrong := 0
+	for _, o := range page.Items {
+		if got, want := o.Labels[shard.LabelKey("conformance")], ring.Owner(e.NS+"/"+o.Name); got != want {
+			if wrong++; wrong <= 5 {
+				t.Errorf("%s labelled %q; its owner is %q", o.Name, got, want)
+			}
+		}
+	}
 }
