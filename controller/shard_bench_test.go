@@ -25,14 +25,19 @@ func TestShardFigures(t *testing.T) {
 		t.Skip("set KWATCH_SHARD_FIGURES=1 to measure")
 	}
 	const window = 10 * time.Second
-	for _, mode := range []shard.Mode{shard.Filter, shard.Label} {
-		for _, n := range []int{1, 2, 3} {
-			shardFigures(t, mode, n, window)
+	for _, decodeOnly := range []bool{false, true} {
+		for _, mode := range []shard.Mode{shard.Filter, shard.Label} {
+			for _, n := range []int{1, 2, 3} {
+				shardFigures(t, mode, n, window, decodeOnly)
+			}
 		}
 	}
 }
 
-func shardFigures(t *testing.T, mode shard.Mode, n int, window time.Duration) {
+// shardFigures measures one mode and N; decodeOnly has the replicas decode
+// whole objects and reconcile without a request (see
+// shardreplica.Options.DecodeOnly).
+func shardFigures(t *testing.T, mode shard.Mode, n int, window time.Duration, decodeOnly bool) {
 	{
 		srv := kwatchtest.Start(t, kwatchtest.Options{})
 		var keys []string
@@ -48,7 +53,7 @@ func shardFigures(t *testing.T, mode shard.Mode, n int, window time.Duration) {
 		for i := range n {
 			id := fmt.Sprintf("%s-n%d-%d", mode, n, i)
 			p, err := shardreplica.StartProc(shardreplica.Options{Config: srv.Config(), NS: "demo", Ring: "figures",
-				ID: id, Timing: processTiming, Mode: mode}, tl, func(line string) { t.Errorf("replica %s", line) })
+				ID: id, Timing: processTiming, Mode: mode, DecodeOnly: decodeOnly}, tl, func(line string) { t.Errorf("replica %s", line) })
 			require.NoError(t, err)
 			t.Cleanup(p.Kill)
 			ids = append(ids, id)
@@ -69,12 +74,12 @@ func shardFigures(t *testing.T, mode shard.Mode, n int, window time.Duration) {
 		for _, id := range ids {
 			total += tl.StartsBetween(id, from, to)
 		}
-		t.Logf("%s N=%d: %.0f reconciles/s in all", mode, n, float64(total)/window.Seconds())
+		t.Logf("decode-only=%v %s N=%d: %.0f reconciles/s in all", decodeOnly, mode, n, float64(total)/window.Seconds())
 		for _, id := range slices.Sorted(slices.Values(ids)) {
 			cpu := procs[id].CPU() - before[id]
 			rec := tl.StartsBetween(id, from, to)
-			t.Logf("%s N=%d %s: %.0f reconciles/s, CPU %.2f s per s of churn (%.0f%% of a core)",
-				mode, n, id, float64(rec)/window.Seconds(), cpu.Seconds()/window.Seconds(), 100*cpu.Seconds()/window.Seconds())
+			t.Logf("decode-only=%v %s N=%d %s: %.0f reconciles/s, CPU %.2f s per s of churn (%.0f%% of a core)",
+				decodeOnly, mode, n, id, float64(rec)/window.Seconds(), cpu.Seconds()/window.Seconds(), 100*cpu.Seconds()/window.Seconds())
 		}
 		for _, p := range procs {
 			p.Signal(syscall.SIGTERM)

@@ -56,6 +56,10 @@ type Options struct {
 	ID       string
 	Timing   Timing
 	Mode     shard.Mode
+	// DecodeOnly makes the replica decode whole ConfigMaps (data
+	// included) and reconcile without a request, so its CPU is mostly
+	// receiving and decoding watch events: for measuring decode work.
+	DecodeOnly bool
 }
 
 // Environ is the environment that starts a replica with o.
@@ -63,7 +67,7 @@ func (o Options) Environ() []string {
 	return []string{Env + "=1", Env + "_HOST=" + o.Config.Host, Env + "_TOKEN=" + o.Config.BearerToken,
 		Env + "_CA=" + base64.StdEncoding.EncodeToString(o.Config.TLS.CAData),
 		Env + "_NS=" + o.NS, Env + "_RING=" + o.Ring, Env + "_ID=" + o.ID, Env + "_TIMING=" + o.Timing.String(),
-		Env + "_MODE=" + o.Mode.String()}
+		Env + "_MODE=" + o.Mode.String(), Env + "_DECODE_ONLY=" + strconv.FormatBool(o.DecodeOnly)}
 }
 
 // MaybeRun runs a replica and exits when Env is "1"; otherwise it
@@ -112,13 +116,21 @@ func optionsFromEnv() (Options, error) {
 		mode = shard.Label
 	}
 	return Options{Config: cfg, NS: get("NS"), Ring: get("RING"), ID: get("ID"),
-		Timing: Timing{Lease: tm[0], Renew: tm[1], Retry: tm[2]}, Mode: mode}, nil
+		Timing: Timing{Lease: tm[0], Renew: tm[1], Retry: tm[2]}, Mode: mode,
+		DecodeOnly: get("DECODE_ONLY") == "true"}, nil
 }
 
 // cm is the ConfigMap as the replica reads it: metadata only.
 type cm struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata"`
+}
+
+// fullCM is the whole ConfigMap, data decoded.
+type fullCM struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Data              map[string]string `json:"data,omitempty"`
 }
 
 // Run runs the replica until ctx ends, printing its timeline to out.
@@ -150,17 +162,11 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cms := client.For[*cm](c, kube.ConfigMaps, client.Options{})
-	_, err = controller.New(mgr, controller.Config[*cm]{Name: "sharded-configmaps", For: kube.ConfigMaps, Workers: 4,
-		Reconcile: func(ctx context.Context, key controller.Key) (controller.Result, error) {
-			say("start", key.String())
-			defer say("end", key.String())
-			_, err := cms.Get(ctx, key.Namespace, key.Name, client.GetOptions{}) // a round trip of work
-			if kube.IsNotFound(err) {
-				return controller.Result{}, nil
-			}
-			return controller.Result{}, err
-		}})
+	if o.DecodeOnly {
+		err = addDecodeOnly(mgr, say)
+	} else {
+		err = addWithGet(mgr, c, say)
+	}
 	if err != nil {
 		return err
 	}
@@ -190,4 +196,33 @@ func reportRing(ctx context.Context, m *shard.Member, say func(word, rest string
 			last = line
 		}
 	}
+}
+
+// addWithGet adds the controller whose reconcile is one GET of its
+// ConfigMap, metadata only.
+func addWithGet(mgr *controller.Manager, c *kube.Client, say func(word, rest string)) error {
+	cms := client.For[*cm](c, kube.ConfigMaps, client.Options{})
+	_, err := controller.New(mgr, controller.Config[*cm]{Name: "sharded-configmaps", For: kube.ConfigMaps, Workers: 4,
+		Reconcile: func(ctx context.Context, key controller.Key) (controller.Result, error) {
+			say("start", key.String())
+			defer say("end", key.String())
+			_, err := cms.Get(ctx, key.Namespace, key.Name, client.GetOptions{}) // a round trip of work
+			if kube.IsNotFound(err) {
+				return controller.Result{}, nil
+			}
+			return controller.Result{}, err
+		}})
+	return err
+}
+
+// addDecodeOnly adds the controller that decodes whole ConfigMaps and
+// does no work per reconcile.
+func addDecodeOnly(mgr *controller.Manager, say func(word, rest string)) error {
+	_, err := controller.New(mgr, controller.Config[*fullCM]{Name: "sharded-configmaps", For: kube.ConfigMaps, Workers: 4,
+		Reconcile: func(ctx context.Context, key controller.Key) (controller.Result, error) {
+			say("start", key.String())
+			say("end", key.String())
+			return controller.Result{}, nil
+		}})
+	return err
 }
