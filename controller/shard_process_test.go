@@ -19,7 +19,7 @@ func init() { shardreplica.MaybeRun() }
 
 // processTiming is the ring of the multi-process test: short, with room
 // for replicas built with -race on a loaded machine.
-var processTiming = shardreplica.Timing{Lease: 4 * time.Second, Renew: 3 * time.Second, Retry: 300 * time.Millisecond}
+var processTiming = shardreplica.Timing{Lease: 5 * time.Second, Renew: 4 * time.Second, Retry: 300 * time.Millisecond}
 
 // TestShardedProcesses: three replica processes split 1,000 ConfigMaps;
 // a fourth process joins and takes about a quarter of the keys; one is
