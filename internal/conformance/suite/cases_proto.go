@@ -144,27 +144,37 @@ func testProtoErrors(t T, e *Env) {
 
 // testProtoInformer: streaming and paged informers of *corev1.Pod hold
 // exactly the server's state after creates, updates and deletes.
-func testProtoInformer(t T, e *Env) {
+func testProtoInformer(t T, e *Env) { testProtoInformerIn(t, e, storeModes[0]) }
+
+// testProtoInformerIn is testProtoInformer with the informers' store in m;
+// in StoreCompact the store keeps the protobuf messages the real server
+// sent and decodes them on read.
+func testProtoInformerIn(t T, e *Env, m storeMode) {
 	c, rec := protoClient(t, e.Target.Config(Admin))
 	names := podNames("pi", 200)
 	createPods(t, e, names[:100], nil)
-	streaming := runInformer(t, e, informer.Options[*corev1.Pod]{Client: c, ListMode: informer.ListAuto})
-	paged := runInformer(t, e, informer.Options[*corev1.Pod]{Client: c, ListMode: informer.ListPaged, PageSize: 30})
+	streaming := runInformer(t, e, informer.Options[*corev1.Pod]{Client: c, ListMode: informer.ListAuto, Store: m.mode})
+	paged := runInformer(t, e, informer.Options[*corev1.Pod]{Client: c, ListMode: informer.ListPaged, PageSize: 30, Store: m.mode})
 	createPods(t, e, names[100:], nil)
 	forEach(t, 40, func(i int) error {
 		_, err := e.Kube.LabelPod(e.Ctx, e.NS, names[i], "step", "two")
 		return err
 	})
 	forEach(t, 40, func(i int) error { return e.Kube.DeletePod(e.Ctx, e.NS, names[40+i]) })
-	requireConverges(t, e, map[string]func() map[string]string{
-		"streaming informer": storeView(streaming),
-		"paged informer":     storeView(paged),
-	})
+	requireConverges(t, e, mergeViews(storeViews("streaming informer", streaming, m), storeViews("paged informer", paged, m)))
 	p, ok := streaming.Store().Get(e.NS + "/" + names[0])
 	require.True(t, ok)
 	require.Equal(t, "two", p.Labels["step"])
 	require.NotEmpty(t, p.Spec.Containers[0].Image)
 	requireEncoding(t, e, rec)
+	if m.compact() {
+		requireSameObjects(t, e, c, watch.ListOptions{Limit: 50}, "streaming informer", streaming)
+		requireSameObjects(t, e, c, watch.ListOptions{Limit: 50}, "paged informer", paged)
+		requireRawEncoding(t, e, "streaming informer", streaming, true)
+		requireRawEncoding(t, e, "paged informer", paged, true)
+		requireCompactHealthy(t, "streaming informer", streaming, m)
+		requireCompactHealthy(t, "paged informer", paged, m)
+	}
 }
 
 // slimPod embeds metav1.ObjectMeta alone, as the README's slim types do: its
