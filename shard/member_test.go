@@ -223,3 +223,34 @@ func TestLostWriteResponses(t *testing.T) {
 		require.Empty(t, w.overlaps)
 	})
 }
+
+// TestTwoChangesAtOnce: one member is cut off and another joins at the
+// same instant, so the ring changes twice before the first handover is
+// done: no key is owned twice at any step, and the ring settles on the
+// survivors and the newcomer.
+func TestTwoChangesAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t)
+		keys := testKeys(300)
+		var mu sync.Mutex
+		all := []*testMember{c.run("a", nil), c.run("b", nil), c.run("c", nil)}
+		members := func() []*testMember { mu.Lock(); defer mu.Unlock(); return append([]*testMember(nil), all...) }
+		waitSettled(t, members, 3)
+		w, stopWatch := c.watchOverlap(members, keys, 50*time.Millisecond)
+		cut := all[2]
+		cut.link.partition()
+		d := c.run("d", nil)
+		mu.Lock()
+		all = append(all, d)
+		mu.Unlock()
+		time.Sleep(time.Minute) // c has fenced and been judged dead
+		require.ErrorIs(t, cut.stop(), ErrFenced)
+		mu.Lock()
+		all = []*testMember{all[0], all[1], d}
+		mu.Unlock()
+		waitSettled(t, members, 3)
+		checkOwnedOnce(t, members(), keys)
+		stopWatch()
+		require.Empty(t, w.overlaps)
+	})
+}
