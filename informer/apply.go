@@ -3,6 +3,7 @@ package informer
 import (
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kwatch/kwatch/store"
@@ -33,6 +34,27 @@ func (inf *Informer[T]) transform(obj T) (T, error) {
 		return obj, fmt.Errorf("transform: %w", err)
 	}
 	return out, nil
+}
+
+// managedFieldsSetter is implemented by every object with ObjectMeta.
+type managedFieldsSetter interface {
+	SetManagedFields([]metav1.ManagedFieldsEntry)
+}
+
+// dropManagedFields returns a Transform that clears managedFields, then
+// applies next (if any).
+func dropManagedFields[T watch.Object](next func(T) (T, error)) (func(T) (T, error), error) {
+	var zero T
+	if _, ok := any(zero).(managedFieldsSetter); !ok {
+		return nil, fmt.Errorf("informer: DropManagedFields: %T has no SetManagedFields", zero)
+	}
+	return func(obj T) (T, error) {
+		any(obj).(managedFieldsSetter).SetManagedFields(nil)
+		if next != nil {
+			return next(obj)
+		}
+		return obj, nil
+	}, nil
 }
 
 // refused records an object the informer will not cache.

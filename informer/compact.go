@@ -81,6 +81,7 @@ func newCompact[T watch.Object](opts Options[T]) (*compactSide[T], error) {
 		Backoff: opts.Backoff, MinWatchTimeout: opts.MinWatchTimeout, IdleTimeout: opts.IdleTimeout,
 		ResyncPeriod: opts.ResyncPeriod, Decoder: opts.Decoder, Logger: opts.Logger,
 		jsonOnly: !watch.DecodesProtobuf[T](),
+		Transform: rawTransform(opts.DropManagedFields),
 		Indexers: make(map[string]store.IndexFunc[*watch.Raw]),
 	}
 	if opts.Key != nil {
@@ -123,6 +124,15 @@ func newCompact[T watch.Object](opts Options[T]) (*compactSide[T], error) {
 	return c, nil
 }
 
+// rawTransform is the compact store's Transform: none, or dropping
+// managedFields from the bytes.
+func rawTransform(drop bool) func(*watch.Raw) (*watch.Raw, error) {
+	if !drop {
+		return nil
+	}
+	return (*watch.Raw).WithoutManagedFields
+}
+
 // snapshotEncoding names what a compact informer's records hold, so that a
 // snapshot is loaded only by an informer that would have received the same.
 func snapshotEncoding(o Options[*watch.Raw]) string {
@@ -132,6 +142,9 @@ func snapshotEncoding(o Options[*watch.Raw]) string {
 	}
 	if o.MetadataOnly {
 		enc += "+metadata"
+	}
+	if o.Transform != nil {
+		enc += "-managedFields"
 	}
 	return enc
 }

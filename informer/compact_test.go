@@ -235,3 +235,37 @@ func TestCompactRawHandlerDecodesOnlyWhenAsked(t *testing.T) {
 	_, err = typed.AddRawHandler(HandlerFuncs[*watch.Raw]{}, HandlerOptions{})
 	require.ErrorContains(t, err, "needs Store: StoreCompact")
 }
+
+// TestDropManagedFieldsInBothModes: both store modes drop managedFields,
+// and end with the same objects.
+func TestDropManagedFieldsInBothModes(t *testing.T) {
+	h := simtest.Start(t, sim.Options{})
+	for i := range 10 {
+		_, err := h.Server.PutPod(sim.Pod{Namespace: "ns", Name: fmt.Sprintf("p-%d", i)})
+		require.NoError(t, err)
+	}
+	var infs []*Informer[*testPod]
+	for _, sm := range []StoreMode{StoreTyped, StoreCompact} {
+		opts := simOptions(t, h.URL, ListAuto)
+		opts.Store, opts.DropManagedFields = sm, true
+		inf, err := New(opts)
+		require.NoError(t, err)
+		start(t, inf)
+		require.True(t, inf.WaitForSync(ctxTimeout(t)))
+		infs = append(infs, inf)
+	}
+	typed, compact := infs[0].Store().Snapshot(), infs[1].Store().Snapshot()
+	require.Len(t, typed, 10)
+	require.Equal(t, typed, compact)
+	for _, p := range compact {
+		require.Nil(t, p.ManagedFields)
+	}
+	kept, err := New(simOptions(t, h.URL, ListAuto))
+	require.NoError(t, err)
+	start(t, kept)
+	require.True(t, kept.WaitForSync(ctxTimeout(t)))
+	p, _ := kept.Store().Get("ns/p-1")
+	require.NotEmpty(t, p.ManagedFields, "the simulator's pods have managedFields to drop")
+	raw, _ := infs[1].RawStore().Get("ns/p-1")
+	require.NotContains(t, string(raw.Body()), "managedFields")
+}

@@ -76,6 +76,13 @@ func New[T watch.Object](opts Options[T]) (*Informer[T], error) {
 	if opts.Snapshot != nil {
 		return nil, errors.New("informer: Snapshot needs Store: StoreCompact")
 	}
+	if opts.DropManagedFields {
+		t, err := dropManagedFields(opts.Transform)
+		if err != nil {
+			return nil, err
+		}
+		opts.Transform = t
+	}
 	return &Informer[T]{
 		opts:   opts,
 		store:  store.New(store.Options[T]{Key: opts.Key, Indexers: opts.Indexers}),

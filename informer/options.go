@@ -114,6 +114,12 @@ type Options[T watch.Object] struct {
 	// they index once per version.
 	RawIndexers map[string]store.IndexFunc[*watch.Raw]
 
+	// DropManagedFields removes metadata.managedFields (server-side
+	// apply's bookkeeping, often a third of an object) from every object
+	// before it is stored: in StoreCompact from the encoded bytes, in
+	// StoreTyped through the object's SetManagedFields before Transform.
+	DropManagedFields bool
+
 	// Snapshot keeps a compact store in a file and resumes from it on Run
 	// instead of listing (see SnapshotOptions); StoreCompact only. nil:
 	// none.

@@ -198,6 +198,9 @@ func FuzzRawJSON(f *testing.F) {
 		if stdjson.Unmarshal(b, &want) != nil {
 			return
 		}
+		if out, err := raw.WithoutManagedFields(); err == nil && out.GetName() != raw.GetName() {
+			t.Fatalf("dropping managedFields changed the name: %q to %q", raw.GetName(), out.GetName())
+		}
 		typed, err := NewRawCodec[*metav1.PartialObjectMetadata]().Decode(raw)
 		if err != nil {
 			return // the kwatch decoder is stricter than encoding/json in places
@@ -224,6 +227,9 @@ func FuzzRawProtobuf(f *testing.F) {
 			return
 		}
 		_, _ = raw.Meta()
+		if out, err := raw.WithoutManagedFields(); err == nil && out.GetName() != raw.GetName() {
+			t.Fatalf("dropping managedFields changed the name: %q to %q", raw.GetName(), out.GetName())
+		}
 		typed, err := NewRawCodec[*metav1.PartialObjectMetadata]().Decode(raw)
 		if err != nil {
 			return
@@ -236,4 +242,57 @@ func FuzzRawProtobuf(f *testing.F) {
 				typed.Namespace, typed.Name, typed.ResourceVersion, typed.UID, typed.Generation, typed.Labels)
 		}
 	})
+}
+
+func TestRawWithoutManagedFields(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	codec := NewRawCodec[*metav1.PartialObjectMetadata]()
+	for i := range 100 {
+		want := randomMeta(r, i)
+		if i%3 != 0 {
+			want.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply,
+				APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{}}`)}}}
+		}
+		js, err := stdjson.Marshal(want)
+		require.NoError(t, err)
+		pb, err := want.Marshal()
+		require.NoError(t, err)
+		for _, enc := range []string{"json", "protobuf"} {
+			raw := new(Raw)
+			if enc == "json" {
+				require.NoError(t, raw.UnmarshalJSON(js))
+			} else {
+				require.NoError(t, raw.Unmarshal(pb))
+			}
+			out, err := raw.WithoutManagedFields()
+			require.NoError(t, err)
+			if want.ManagedFields == nil {
+				require.Same(t, raw, out, "nothing to drop: the same Raw")
+			} else {
+				require.Less(t, out.Size(), raw.Size())
+			}
+			got, err := codec.Decode(out)
+			require.NoError(t, err)
+			exp := want.DeepCopy()
+			exp.ManagedFields = nil
+			if enc == "protobuf" {
+				got.TypeMeta = exp.TypeMeta
+			}
+			require.Equal(t, exp, got, enc)
+			checkRawMeta(t, exp, out)
+		}
+	}
+	// managedFields first, last and alone in metadata.
+	for in, want := range map[string]string{
+		`{"metadata":{"managedFields":[{"a":1}],"name":"x"}}`:   `{"metadata":{"name":"x"}}`,
+		`{"metadata":{"name":"x", "managedFields" : [] }}`:      `{"metadata":{"name":"x" }}`,
+		`{"metadata":{"managedFields":null},"spec":{}}`:         `{"metadata":{},"spec":{}}`,
+		`{"spec":{"managedFields":[]},"metadata":{"name":"x"}}`: `{"spec":{"managedFields":[]},"metadata":{"name":"x"}}`,
+	} {
+		raw := new(Raw)
+		require.NoError(t, raw.UnmarshalJSON([]byte(in)))
+		out, err := raw.WithoutManagedFields()
+		require.NoError(t, err)
+		require.Equal(t, want, string(out.Body()), in)
+	}
 }

@@ -114,3 +114,41 @@ func checkOutputs(t *testing.T, res *report.Results) {
 		}
 	}
 }
+
+// cancelOn cancels when a progress line contains want.
+type cancelOn struct {
+	want   string
+	cancel context.CancelFunc
+}
+
+func (c cancelOn) Write(b []byte) (int, error) {
+	if strings.Contains(string(b), c.want) {
+		c.cancel()
+	}
+	return len(b), nil
+}
+
+// TestStoppedRunKeepsItsRows: a run interrupted after its first row still
+// returns that row with medians, the headline and a note that it stopped.
+func TestStoppedRunKeepsItsRows(t *testing.T) {
+	cfg := tiny(t)
+	cfg.Rows = slices.DeleteFunc(cfg.Rows, func(r harness.Row) bool { return r.Name != "kwatch" && r.Name != "client-go" })
+	cfg.QueueItems = 0
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg.Log = cancelOn{want: "kwatch 200 pods run 0:", cancel: cancel}
+	res, err := harness.Run(ctx, cfg)
+	if err == nil {
+		t.Fatal("Run after cancel: no error")
+	}
+	if res == nil {
+		t.Fatal("no results")
+	}
+	r := report.Find(res.Rows, "kwatch", 200, 0)
+	if r == nil || r.Median["sync_wall_s"] <= 0 {
+		t.Fatalf("kwatch row = %+v, want its medians", r)
+	}
+	if len(res.Headlines) == 0 || len(res.Failures) == 0 || !strings.Contains(res.Failures[len(res.Failures)-1], "stopped early") {
+		t.Errorf("headlines %v, failures %v", res.Headlines, res.Failures)
+	}
+}

@@ -33,13 +33,11 @@ func Run(ctx context.Context, cfg Config) (*report.Results, error) {
 	res := &report.Results{Mode: cfg.Mode, Started: start.UTC().Format(time.RFC3339),
 		GoVersion: runtime.Version(), CPUs: runtime.NumCPU(), Settings: settings(&cfg)}
 	cfg.logf("engine logs in %s", cfg.LogDir)
-	for _, n := range cfg.PodCounts {
-		if err := runPodCount(ctx, &cfg, n, res); err != nil {
-			return res, err
-		}
-	}
-	if err := runQueues(ctx, &cfg, res); err != nil {
-		return res, err
+	err := runAll(ctx, &cfg, res)
+	if err != nil {
+		// Stopped early (an interrupt, a timeout), the rows measured so
+		// far still get their medians, ratios and headlines.
+		res.Failures = append(res.Failures, "run stopped early: "+err.Error())
 	}
 	var pairs []report.Pair
 	for _, p := range PairsOf(cfg.Rows) {
@@ -48,7 +46,16 @@ func Run(ctx context.Context, cfg Config) (*report.Results, error) {
 	report.Compare(res, pairs, cfg.PodCounts)
 	res.Headlines = HeadlinesOf(cfg.Rows)
 	res.WallS = time.Since(start).Seconds()
-	return res, nil
+	return res, err
+}
+
+func runAll(ctx context.Context, cfg *Config, res *report.Results) error {
+	for _, n := range cfg.PodCounts {
+		if err := runPodCount(ctx, cfg, n, res); err != nil {
+			return err
+		}
+	}
+	return runQueues(ctx, cfg, res)
 }
 
 func (cfg *Config) logf(format string, args ...any) {
@@ -99,6 +106,11 @@ func runPodCount(ctx context.Context, cfg *Config, n int, res *report.Results) e
 		rows[r.Name] = &report.Row{Name: r.Name, Pods: n}
 		res.Rows = append(res.Rows, rows[r.Name])
 	}
+	defer func() {
+		for _, r := range rows {
+			r.Finish()
+		}
+	}()
 	for run := range maxRuns {
 		for _, r := range cfg.Rows {
 			if run >= cfg.runsFor(r, n) {
@@ -120,9 +132,6 @@ func runPodCount(ctx context.Context, cfg *Config, n int, res *report.Results) e
 			rows[r.Name].Latency = append(rows[r.Name].Latency, out.latency...)
 			cfg.logf("%s %d pods run %d: %s", r.Name, n, run, summary(out.metrics))
 		}
-	}
-	for _, r := range rows {
-		r.Finish()
 	}
 	return nil
 }
