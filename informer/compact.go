@@ -80,9 +80,9 @@ func newCompact[T watch.Object](opts Options[T]) (*compactSide[T], error) {
 		ListMode: opts.ListMode, PageSize: opts.PageSize, MetadataOnly: opts.MetadataOnly,
 		Backoff: opts.Backoff, MinWatchTimeout: opts.MinWatchTimeout, IdleTimeout: opts.IdleTimeout,
 		ResyncPeriod: opts.ResyncPeriod, Decoder: opts.Decoder, Logger: opts.Logger,
-		jsonOnly: !watch.DecodesProtobuf[T](),
+		jsonOnly:  !watch.DecodesProtobuf[T](),
 		Transform: rawTransform(opts.DropManagedFields),
-		Indexers: make(map[string]store.IndexFunc[*watch.Raw]),
+		Indexers:  make(map[string]store.IndexFunc[*watch.Raw]),
 	}
 	if opts.Key != nil {
 		rawOpts.Key = func(r *watch.Raw) (string, error) {

@@ -37,7 +37,7 @@ func (r *Raw) WithoutManagedFields() (*Raw, error) {
 // protoField is the span of one field of a protobuf message: the tag's
 // first byte, the content's first byte and the end.
 type protoField struct {
-	num               uint64
+	num              uint64
 	start, data, end int
 }
 
