@@ -71,6 +71,24 @@ func shardTestConfig(id string) *shard.Config {
 
 func startReplica(t *testing.T, srv *kwatchtest.Server, id string, rec *overlapRecorder, adjust ...func(*shard.Config)) *replica {
 	t.Helper()
+	return startReplicaWith(t, srv, id, func(c *kube.Client) controller.Reconciler {
+		cms := client.For[*Obj](c, kube.ConfigMaps, client.Options{})
+		return func(ctx context.Context, key controller.Key) (controller.Result, error) {
+			rec.start(id, key.String())
+			defer rec.end(id, key.String())
+			_, err := cms.Get(ctx, key.Namespace, key.Name, client.GetOptions{}) // a round trip of work
+			if kube.IsNotFound(err) {
+				err = nil
+			}
+			return controller.Result{}, err
+		}
+	}, adjust...)
+}
+
+// startReplicaWith starts a replica whose ConfigMap controller (owning
+// Secrets) reconciles with the reconciler made for the replica's client.
+func startReplicaWith(t *testing.T, srv *kwatchtest.Server, id string, reconciler func(*kube.Client) controller.Reconciler, adjust ...func(*shard.Config)) *replica {
+	t.Helper()
 	target, err := url.Parse(srv.URL())
 	require.NoError(t, err)
 	rp := httputil.NewSingleHostReverseProxy(target)
@@ -98,18 +116,9 @@ func startReplica(t *testing.T, srv *kwatchtest.Server, id string, rec *overlapR
 	r.mgr, err = controller.NewManager(c, controller.ManagerOptions{Namespace: "demo", Logger: quiet(),
 		ShutdownTimeout: 500 * time.Millisecond, Sharding: cfg})
 	require.NoError(t, err)
-	cms := client.For[*Obj](c, kube.ConfigMaps, client.Options{})
 	_, err = controller.New(r.mgr, controller.Config[*Obj]{Name: "cms", For: kube.ConfigMaps, Workers: 4,
-		Owns: []controller.Source{controller.Owns[*Obj](kube.Secrets)},
-		Reconcile: func(ctx context.Context, key controller.Key) (controller.Result, error) {
-			rec.start(id, key.String())
-			defer rec.end(id, key.String())
-			_, err := cms.Get(ctx, key.Namespace, key.Name, client.GetOptions{}) // a round trip of work
-			if kube.IsNotFound(err) {
-				err = nil
-			}
-			return controller.Result{}, err
-		}})
+		Owns:      []controller.Source{controller.Owns[*Obj](kube.Secrets)},
+		Reconcile: reconciler(c)})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
