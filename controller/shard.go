@@ -71,8 +71,8 @@ func newShardFilter[P watch.Object](m *Manager, name string, cfg Config[P]) (*sh
 			return nil, err
 		}
 	}
-	if m.opts.Metrics != nil {
-		m.opts.Metrics.GaugeFunc("kwatch_shard_keys_owned",
+	if p := cmp.Or(m.opts.Metrics, m.opts.Sharding.Metrics); p != nil {
+		p.GaugeFunc("kwatch_shard_keys_owned",
 			"Keys of the controller's primary cache this replica may reconcile now.",
 			f.countOwned, metrics.Label{Name: "name", Value: name})
 	}

@@ -20,6 +20,8 @@ import (
 	"github.com/kwatch/kwatch/controller"
 	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/kwatchtest"
+	"github.com/kwatch/kwatch/metrics"
+	"github.com/kwatch/kwatch/metrics/metricstest"
 	"github.com/kwatch/kwatch/shard"
 )
 
@@ -323,4 +325,40 @@ func TestShardedOwnedObjectsFollowTheirOwner(t *testing.T) {
 	require.Eventually(t, func() bool { return reconciledSince(rec, rs, keys, touched) }, waitLong, 50*time.Millisecond,
 		"every owner reconciled after its Secret changed, by its replica")
 	require.Empty(t, rec.overlapList())
+}
+
+// TestShardMetrics: each replica's kwatch_shard_keys_owned is the number
+// of keys it owns, and its ring metrics see both members.
+func TestShardMetrics(t *testing.T) {
+	srv := kwatchtest.Start(t, kwatchtest.Options{})
+	var keys []string
+	for i := range 100 {
+		name := fmt.Sprintf("cm-%03d", i)
+		_, err := srv.Create("configmaps", fmt.Sprintf(`{"metadata":{"namespace":"demo","name":%q}}`, name))
+		require.NoError(t, err)
+		keys = append(keys, "demo/"+name)
+	}
+	rec := newOverlapRecorder()
+	regs := []*metrics.Registry{metrics.NewRegistry(), metrics.NewRegistry()}
+	var rs []*replica
+	for i, reg := range regs {
+		rs = append(rs, startReplica(t, srv, fmt.Sprintf("replica-%d", i), rec, func(c *shard.Config) { c.Metrics = reg }))
+	}
+	waitRing(t, rs, keys)
+	total := 0.0
+	for i, reg := range regs {
+		m := metricstest.Scrape(t, reg)
+		owned := m[`kwatch_shard_keys_owned{name="cms"}`]
+		want := 0
+		for _, k := range keys {
+			if rs[i].owns(k) {
+				want++
+			}
+		}
+		require.Equal(t, float64(want), owned, "replica-%d", i)
+		require.Equal(t, 2.0, m[`kwatch_shard_ring_members{ring="demo/cms"}`])
+		require.GreaterOrEqual(t, m[`kwatch_shard_handovers_total{ring="demo/cms"}`], 1.0)
+		total += owned
+	}
+	require.Equal(t, float64(len(keys)), total)
 }

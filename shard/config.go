@@ -67,7 +67,9 @@ type Config struct {
 	// slog.Default().
 	Logger *slog.Logger
 	// Metrics receives the kwatch_shard_* series, labelled with the
-	// ring; nil records nothing.
+	// ring; nil records nothing. Package controller defaults it to the
+	// manager's and records kwatch_shard_keys_owned (per controller) in
+	// the manager's, or here when the manager has none.
 	Metrics metrics.Provider
 }
 
