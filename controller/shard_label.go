@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
+
 	"github.com/kwatch/kwatch/client"
 	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/shard"
@@ -66,7 +68,10 @@ type labeler struct {
 	mine       func(key string) bool
 	unlabelled func(key string) (rv string, ok bool)
 	patch      func(ctx context.Context, k Key, rv string) error
-	get        func(ctx context.Context, k Key) (label, rv string, err error)
+	get        func(ctx context.Context, k Key) (lbls map[string]string, rv string, err error)
+	// inScope reports whether labels match the controller's own
+	// selector (ForScope); an object outside it is never relabelled.
+	inScope func(lbls map[string]string) bool
 	// listOthers lists the keys of objects labelled for other members.
 	listOthers func(ctx context.Context) ([]string, error)
 
@@ -92,7 +97,13 @@ func newLabeler[P watch.Object](m *Manager, cfg Config[P]) (*labeler, func() []s
 	}
 	lk, me := shard.LabelKey(m.opts.Sharding.Ring), m.member.Identity()
 	objs := client.For[P](m.c, cfg.For, client.Options{FieldManager: "kwatch-shard"})
-	ns := m.resolve(cfg.ForScope).Namespace
+	scope := m.resolve(cfg.ForScope)
+	ns := scope.Namespace
+	sel, err := labels.Parse(scope.LabelSelector)
+	if err != nil {
+		return nil, nil, fmt.Errorf("controller: ForScope label selector %q: %w", scope.LabelSelector, err)
+	}
+	others := withSelector(Scope{LabelSelector: scope.LabelSelector}, lk+","+lk+"!="+me).LabelSelector
 	l := &labeler{key: lk, me: me,
 		mine:       func(k string) bool { _, ok := mine.Store().Get(k); return ok },
 		unlabelled: func(k string) (string, bool) { return rvOf(free.Store(), k) },
@@ -101,15 +112,18 @@ func newLabeler[P watch.Object](m *Manager, cfg Config[P]) (*labeler, func() []s
 			_, err := objs.Patch(ctx, k.Namespace, k.Name, client.MergePatch, []byte(body), client.PatchOptions{})
 			return err
 		},
-		get: func(ctx context.Context, k Key) (string, string, error) {
+		get: func(ctx context.Context, k Key) (map[string]string, string, error) {
 			obj, err := objs.Get(ctx, k.Namespace, k.Name, client.GetOptions{})
 			if err != nil {
-				return "", "", err
+				return nil, "", err
 			}
-			return any(obj).(labelled).GetLabels()[lk], obj.GetResourceVersion(), nil
+			return any(obj).(labelled).GetLabels(), obj.GetResourceVersion(), nil
 		},
+		inScope: func(l map[string]string) bool { return sel.Matches(labels.Set(l)) },
 		listOthers: func(ctx context.Context) ([]string, error) {
-			page, err := objs.List(ctx, ns, watch.ListOptions{LabelSelector: lk + "," + lk + "!=" + me})
+			// The controller's own selector too: objects outside its scope
+			// are not its to relabel.
+			page, err := objs.List(ctx, ns, watch.ListOptions{LabelSelector: others, FieldSelector: scope.FieldSelector})
 			if err != nil {
 				return nil, err
 			}
@@ -144,13 +158,15 @@ func (l *labeler) prepare(ctx context.Context, k Key) (bool, error) {
 	if rv, ok := l.unlabelled(s); ok {
 		return false, l.patch(ctx, k, rv)
 	}
-	label, rv, err := l.get(ctx, k)
+	lbls, rv, err := l.get(ctx, k)
 	switch {
 	case kube.IsNotFound(err):
 		return true, nil // deleted: reconcile it as such
 	case err != nil:
 		return false, err
-	case label == l.me:
+	case !l.inScope(lbls):
+		return true, nil // not the controller's object (an owner outside ForScope): as in Filter mode, not cached
+	case lbls[l.key] == l.me:
 		return false, nil // labelled already; its cache event is on the way
 	}
 	return false, l.patch(ctx, k, rv)
