@@ -18,7 +18,7 @@ import (
 // ConfigMap's data "v" into its annotation "seen" with a patch.
 func writeBackReplica(t *testing.T, srv *kwatchtest.Server, id string, rec *overlapRecorder) *replica {
 	t.Helper()
-	r := startReplicaWith(t, srv, id, func(c *kube.Client) controller.Reconciler {
+	r := startReplicaWith(t, srv, id, controller.Scope{}, func(c *kube.Client) controller.Reconciler {
 		cms := client.For[*Obj](c, kube.ConfigMaps, client.Options{})
 		return func(ctx context.Context, key controller.Key) (controller.Result, error) {
 			rec.start(id, key.String())

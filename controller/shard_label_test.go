@@ -1,6 +1,7 @@
 package controller_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kwatch/kwatch/controller"
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/kwatchtest"
 	"github.com/kwatch/kwatch/shard"
 )
@@ -79,4 +81,79 @@ func TestShardedLabelMode(t *testing.T) {
 	require.True(t, assertEventually(func() bool { return reconciledSince(rec, live, keys, touched) }),
 		"every key reconciled by its owner")
 	require.Empty(t, rec.overlapList())
+}
+
+// TestShardedLabelModeKeepsToItsScope: with a ForScope selector, only
+// the controller's objects get the shard label, even when an object
+// outside the scope is the owner of an owned Secret (its key comes from
+// Owns); every key in scope is reconciled by its owner.
+func TestShardedLabelModeKeepsToItsScope(t *testing.T) {
+	srv := kwatchtest.Start(t, kwatchtest.Options{})
+	var mine, outside []string
+	for i := range 40 {
+		name := fmt.Sprintf("cm-%02d", i)
+		app := "x"
+		if i%2 == 1 {
+			app = "y"
+		}
+		cm, err := srv.Create("configmaps", fmt.Sprintf(`{"metadata":{"namespace":"demo","name":%q,"labels":{"app":%q}}}`, name, app))
+		require.NoError(t, err)
+		if app == "x" {
+			mine = append(mine, "demo/"+name)
+			continue
+		}
+		outside = append(outside, name)
+		_, err = srv.Create("secrets", fmt.Sprintf(`{"metadata":{"namespace":"demo","name":"s-%s","ownerReferences":[`+
+			`{"apiVersion":"v1","kind":"ConfigMap","name":%q,"uid":%q,"controller":true}]}}`, name, name, cm.UID))
+		require.NoError(t, err)
+	}
+	rec := newOverlapRecorder()
+	var rs []*replica
+	for i := range 2 {
+		id := fmt.Sprintf("replica-%d", i)
+		rs = append(rs, startReplicaWith(t, srv, id, controller.Scope{LabelSelector: "app=x"},
+			func(*kube.Client) controller.Reconciler {
+				return func(ctx context.Context, key controller.Key) (controller.Result, error) {
+					rec.start(id, key.String())
+					rec.end(id, key.String())
+					return controller.Result{}, nil
+				}
+			}, labelModeConfig))
+	}
+	waitRing(t, rs, mine)
+	ring := rs[0].mgr.Shard().Ring()
+	labelledRight := func() bool {
+		objs, err := srv.List("configmaps", "demo")
+		require.NoError(t, err)
+		for _, o := range objs {
+			var cm Obj
+			require.NoError(t, o.Into(&cm))
+			want := ring.Owner("demo/" + o.Name)
+			if cm.Labels["app"] == "y" {
+				want = ""
+			}
+			if cm.Labels[shard.LabelKey("cms")] != want {
+				return false
+			}
+		}
+		return true
+	}
+	require.True(t, assertEventually(labelledRight), "in-scope objects labelled for their owners, the others not at all")
+	require.True(t, assertEventually(func() bool { return reconciledSince(rec, rs, mine, time.Time{}) }))
+	for _, name := range outside { // an owned Secret changes: its out-of-scope owner's key is enqueued
+		_, err := srv.Patch("secrets", "demo", "s-"+name, `{"metadata":{"annotations":{"touched":"1"}}}`)
+		require.NoError(t, err)
+	}
+	require.True(t, assertEventually(func() bool { return reconciledSince(rec, rs, prefixed(outside), time.Time{}) }),
+		"out-of-scope owners reconciled, as in Filter mode")
+	require.True(t, labelledRight(), "and never labelled")
+	require.Empty(t, rec.overlapList())
+}
+
+func prefixed(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = "demo/" + n
+	}
+	return out
 }

@@ -73,7 +73,7 @@ func shardTestConfig(id string) *shard.Config {
 
 func startReplica(t *testing.T, srv *kwatchtest.Server, id string, rec *overlapRecorder, adjust ...func(*shard.Config)) *replica {
 	t.Helper()
-	return startReplicaWith(t, srv, id, func(c *kube.Client) controller.Reconciler {
+	return startReplicaWith(t, srv, id, controller.Scope{}, func(c *kube.Client) controller.Reconciler {
 		cms := client.For[*Obj](c, kube.ConfigMaps, client.Options{})
 		return func(ctx context.Context, key controller.Key) (controller.Result, error) {
 			rec.start(id, key.String())
@@ -88,8 +88,10 @@ func startReplica(t *testing.T, srv *kwatchtest.Server, id string, rec *overlapR
 }
 
 // startReplicaWith starts a replica whose ConfigMap controller (owning
-// Secrets) reconciles with the reconciler made for the replica's client.
-func startReplicaWith(t *testing.T, srv *kwatchtest.Server, id string, reconciler func(*kube.Client) controller.Reconciler, adjust ...func(*shard.Config)) *replica {
+// Secrets, For in forScope) reconciles with the reconciler made for the
+// replica's client.
+func startReplicaWith(t *testing.T, srv *kwatchtest.Server, id string, forScope controller.Scope,
+	reconciler func(*kube.Client) controller.Reconciler, adjust ...func(*shard.Config)) *replica {
 	t.Helper()
 	target, err := url.Parse(srv.URL())
 	require.NoError(t, err)
@@ -118,7 +120,7 @@ func startReplicaWith(t *testing.T, srv *kwatchtest.Server, id string, reconcile
 	r.mgr, err = controller.NewManager(c, controller.ManagerOptions{Namespace: "demo", Logger: quiet(),
 		ShutdownTimeout: 500 * time.Millisecond, Sharding: cfg})
 	require.NoError(t, err)
-	_, err = controller.New(r.mgr, controller.Config[*Obj]{Name: "cms", For: kube.ConfigMaps, Workers: 4,
+	_, err = controller.New(r.mgr, controller.Config[*Obj]{Name: "cms", For: kube.ConfigMaps, ForScope: forScope, Workers: 4,
 		Owns:      []controller.Source{controller.Owns[*Obj](kube.Secrets)},
 		Reconcile: reconciler(c)})
 	require.NoError(t, err)
