@@ -4,6 +4,8 @@ import (
 	"io"
 	"log/slog"
 	"time"
+
+	"github.com/kwatch/kwatch/informer"
 )
 
 // Config shapes a soak run. Zero fields take the defaults given.
@@ -22,6 +24,21 @@ type Config struct {
 	FireBound time.Duration
 	Workers   int    // workqueue workers; 4
 	Seed      uint64 // 1
+	// Store is how the informers keep their stores; StoreTyped. In
+	// StoreCompact each informer also keeps a snapshot file, and every
+	// RestartEvery cycles all of them are stopped for the first quarter of
+	// the cycle's churn and started again on their files, and the cycle's
+	// fault is made once they watch again (so a restored informer resumes
+	// into the writes it missed, then meets the fault); after the last cycle they are stopped once more, the server
+	// changes while they are down, and they must resume from their files
+	// without listing and converge.
+	Store informer.StoreMode
+	// RestartEvery is how many cycles pass between restarts in
+	// StoreCompact; 2.
+	RestartEvery int
+	// SnapshotDir holds the snapshot files in StoreCompact; "" makes a
+	// temporary directory, removed at the end.
+	SnapshotDir string
 	// Out receives progress lines and the summary; nil discards them.
 	Out io.Writer
 	// Logger receives the informers' logs; nil discards them.
@@ -38,6 +55,7 @@ func (c *Config) defaults() {
 	def(&c.Namespaces, 4)
 	def(&c.Rate, 400)
 	def(&c.Workers, 4)
+	def(&c.RestartEvery, 2)
 	if c.Duration <= 0 {
 		c.Duration = time.Minute
 	}

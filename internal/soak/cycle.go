@@ -38,7 +38,7 @@ func (r *run) cycles(ctx context.Context) error {
 	end := time.Now().Add(r.cfg.Duration)
 	for time.Now().Before(end) && ctx.Err() == nil {
 		f := r.nextFault()
-		res, healthyAt, err := r.churn(ctx, f)
+		res, healthyAt, err := r.churn(ctx, f, r.restarting())
 		if err != nil {
 			return err
 		}
@@ -53,6 +53,7 @@ func (r *run) cycles(ctx context.Context) error {
 			}
 		}
 		res.Convergence, res.Lost = r.converge(ctx)
+		r.checkRestores()
 		r.sum.Results = append(r.sum.Results, res)
 		r.sum.Convergence = append(r.sum.Convergence, res.Convergence)
 		r.sum.Lost += res.Lost
@@ -81,17 +82,22 @@ func (r *run) nextFault() fault {
 
 // churn writes at the configured rate for one cycle and makes f halfway;
 // then, until f has fired or Config.FireBound passes, it keeps writing
-// (a drop or stall fault fires only after some events). It returns what
-// fired and when trouble f started on its own ends.
-func (r *run) churn(ctx context.Context, f fault) (CycleResult, time.Time, error) {
+// (a drop or stall fault fires only after some events). With restart, the
+// informers are stopped for the first quarter (they miss its writes) and
+// started again on their snapshots, and f is made once they watch again.
+// It returns what fired and when trouble f started on its own ends.
+func (r *run) churn(ctx context.Context, f fault, restart bool) (CycleResult, time.Time, error) {
 	res := CycleResult{Fault: f.name}
+	if restart {
+		r.stopEngines()
+	}
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	perTick := max(r.cfg.Rate/100, 1)
 	end := time.Now().Add(r.cfg.Cycle)
 	var before map[kind]int64
-	var healthyAt time.Time
-	injected := false
+	var healthyAt, restartedAt time.Time
+	injected, restarted := false, false
 	for {
 		if injected && !time.Now().Before(end) {
 			d := delta(before, r.fired())
@@ -105,7 +111,20 @@ func (r *run) churn(ctx context.Context, f fault) (CycleResult, time.Time, error
 			return res, healthyAt, ctx.Err()
 		case <-tick.C:
 		}
-		if !injected && time.Until(end) < r.cfg.Cycle/2 {
+		if restart && !restarted && time.Until(end) < r.cfg.Cycle*3/4 {
+			if err := r.restartEngines(); err != nil {
+				return res, healthyAt, err
+			}
+			restarted, restartedAt = true, time.Now()
+		}
+		// After a restart the fault waits (bounded) for the new informers
+		// to have synced, to watch and to have delivered the initial list
+		// to their handlers, so that they meet it as informers that had
+		// been running would: a fault on connections finds theirs open, and
+		// a cut one is not busy decoding the snapshot's objects for its
+		// handler when it should reconnect (server-restart's refusal lasts
+		// from 100 ms).
+		if !injected && time.Until(end) < r.cfg.Cycle/2 && (!restart || restarted && (r.caughtUp() || time.Since(restartedAt) > r.cfg.FireBound)) {
 			before = r.fired()
 			var err error
 			if healthyAt, err = f.do(r.srv, r.proxy, r.rng); err != nil {
@@ -120,6 +139,17 @@ func (r *run) churn(ctx context.Context, f fault) (CycleResult, time.Time, error
 			}
 		}
 	}
+}
+
+// caughtUp reports whether every informer has synced, has a watch open
+// and has no change waiting for its handler.
+func (r *run) caughtUp() bool {
+	for _, e := range r.engines {
+		if !e.inf.HasSynced() || !e.inf.Health().Watching || e.inf.Stats().HandlerBacklog > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func kindCounts(d map[kind]int64) map[string]int64 {

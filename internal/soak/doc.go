@@ -25,5 +25,26 @@
 // how fast convergence is; the summary gives p50, p99 and max overall and
 // per fault.
 //
-// `make soak DURATION=10m` runs it; TestSoakShort runs a short one in CI.
+// The informers keep their stores typed (Config.Store, -store typed) or
+// compact (-store compact): objects kept encoded and decoded on read, each
+// informer with a snapshot file. In compact mode, every Config.RestartEvery
+// cycles every informer is stopped for the first quarter of the cycle's
+// churn, then replaced by a new one (a new client, as a new process would
+// have) on the same snapshot file, and the cycle's fault is made once the
+// new ones watch: they load the file, resume into the writes they missed
+// and meet the fault, and must converge as the others do. After the last
+// cycle every informer is stopped once more, the server changes while they
+// are down, and they are started again with no fault: each must load its
+// snapshot and resume its watch without a list. It also fails, in compact
+// mode, when an object does not decode or a restart does not load its
+// snapshot.
+//
+// Before the informers start, the server is populated with the share of
+// pods the churn keeps in the long run, so the stores start at their
+// steady size (a compact store keeps whole objects; the heap check is
+// about growth after warm-up).
+//
+// `make soak DURATION=10m` runs it (go run ./internal/soak/cmd/soak
+// -store compact for the compact mode); TestSoakShort runs a short one in
+// each mode in CI.
 package soak

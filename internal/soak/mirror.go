@@ -74,6 +74,14 @@ func (m *mirror) OnDelete(p *pod, unknown bool) {
 	m.enqueue(k)
 }
 
+// reset forgets the state, for a new informer whose first calls are the
+// adds of its initial list; counters and violations stay.
+func (m *mirror) reset() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.state = map[string]string{}
+}
+
 func (m *mirror) snapshot() map[string]string {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,8 +40,17 @@ var specs = []spec{
 
 type engine struct {
 	spec
+	opts   informer.Options[*pod]
 	inf    *informer.Informer[*pod]
 	mirror *mirror
+	// cancel stops inf; done is closed when its Run has returned.
+	cancel context.CancelFunc
+	done   chan struct{}
+	// past sums the counters of the informers this engine stopped.
+	past informer.Stats
+	// checkRestore is set by a restart until the next convergence checks
+	// what the restarted informer did (run.checkRestores).
+	checkRestore bool
 }
 
 // run holds one soak's moving parts.
@@ -47,11 +59,15 @@ type run struct {
 	srv     *sim.Server
 	proxy   *chaosnet.Proxy
 	engines []*engine
-	runner  *queue.Runner[string]
-	rng     *rand.Rand
-	deck    []int // indexes into faults still to deal this round
-	writes  atomic.Int64
-	sum     Summary
+	runCtx  context.Context // what the engines run under
+	// newClient makes a client to the proxy: one shared by the informers
+	// at the start, a new one for each restarted informer.
+	newClient func() (*kube.Client, error)
+	runner    *queue.Runner[string]
+	rng       *rand.Rand
+	deck      []int // indexes into faults still to deal this round
+	writes    atomic.Int64
+	sum       Summary
 }
 
 // Run runs a soak and returns its summary; the error says what failed.
@@ -64,9 +80,17 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if r.srv, err = sim.New(sim.Options{HistorySize: 2000, BookmarkInterval: 500 * time.Millisecond, Seed: cfg.Seed}); err != nil {
 		return r.sum, err
 	}
+	if cfg.Store == informer.StoreCompact && cfg.SnapshotDir == "" {
+		dir, err := os.MkdirTemp("", "kwatch-soak-")
+		if err != nil {
+			return r.sum, err
+		}
+		defer os.RemoveAll(dir)
+		r.cfg.SnapshotDir = dir
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	stop := func() { cancel(); wg.Wait() }
+	stop := func() { cancel(); r.stopEngines(); wg.Wait() }
 	proxyAddr, err := r.serve(ctx, &wg)
 	if err != nil {
 		stop()
@@ -76,8 +100,15 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		stop()
 		return r.sum, err
 	}
+	if err := r.populate(); err != nil {
+		stop()
+		return r.sum, err
+	}
 	r.start(ctx, &wg)
 	runErr := r.cycles(ctx)
+	if runErr == nil && r.cfg.Store == informer.StoreCompact {
+		runErr = r.finalRestart(ctx)
+	}
 	stop()
 	r.sum.GoroutinesBefore = baseGoroutines
 	r.sum.GoroutinesAfter = settleGoroutines(baseGoroutines)
@@ -108,7 +139,8 @@ func (r *run) serve(ctx context.Context, wg *sync.WaitGroup) (string, error) {
 }
 
 func (r *run) build(addr string) error {
-	c, err := kube.NewClient(&kube.Config{Host: "http://" + addr})
+	r.newClient = func() (*kube.Client, error) { return kube.NewClient(&kube.Config{Host: "http://" + addr}) }
+	c, err := r.newClient()
 	if err != nil {
 		return err
 	}
@@ -131,30 +163,77 @@ func (r *run) build(addr string) error {
 			IdleTimeout:     2 * time.Second,
 			MinWatchTimeout: 20 * time.Second,
 			Logger:          r.cfg.Logger,
+			Store:           r.cfg.Store,
 		}
 		if s.app != "" {
 			opts.LabelSelector = "app=" + s.app
 		}
-		inf, err := informer.New(opts)
-		if err != nil {
+		if r.cfg.Store == informer.StoreCompact {
+			opts.Snapshot = &informer.SnapshotOptions{
+				Path:     filepath.Join(r.cfg.SnapshotDir, strings.NewReplacer("/", "-", "=", "-").Replace(s.name)+".snap"),
+				Interval: 500 * time.Millisecond, BytesPerSecond: 8 << 20,
+			}
+		}
+		e := &engine{spec: s, opts: opts, mirror: newMirror(r.runner.Add)}
+		if err := e.build(); err != nil {
 			return err
 		}
-		m := newMirror(r.runner.Add)
-		if _, err := inf.AddHandler(m, informer.HandlerOptions{}); err != nil {
-			return err
-		}
-		r.engines = append(r.engines, &engine{spec: s, inf: inf, mirror: m})
+		r.engines = append(r.engines, e)
 	}
 	return nil
 }
 
+// build makes the engine's informer, with its mirror as the handler.
+func (e *engine) build() error {
+	inf, err := informer.New(e.opts)
+	if err != nil {
+		return err
+	}
+	if _, err := inf.AddHandler(e.mirror, informer.HandlerOptions{}); err != nil {
+		return err
+	}
+	e.inf = inf
+	return nil
+}
+
+// run starts the engine's informer until ctx ends or stop.
+func (e *engine) run(ctx context.Context) {
+	ctx, e.cancel = context.WithCancel(ctx)
+	e.done = make(chan struct{})
+	go func() { defer close(e.done); _ = e.inf.Run(ctx) }()
+}
+
+// stop stops the engine's informer and waits for its Run to return (its
+// handler calls included); a stopped engine's stop does nothing.
+func (e *engine) stop() {
+	if e.cancel == nil {
+		return
+	}
+	e.cancel()
+	<-e.done
+	e.cancel = nil
+}
+
+// stats are the counters of every informer the engine ran.
+func (e *engine) stats() informer.Stats {
+	st := e.inf.Stats()
+	addStats(&st, e.past)
+	return st
+}
+
 func (r *run) start(ctx context.Context, wg *sync.WaitGroup) {
+	r.runCtx = ctx
 	for _, e := range r.engines {
-		wg.Add(1)
-		go func() { defer wg.Done(); _ = e.inf.Run(ctx) }()
+		e.run(ctx)
 	}
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = r.runner.Run(ctx) }()
+}
+
+func (r *run) stopEngines() {
+	for _, e := range r.engines {
+		e.stop()
+	}
 }
 
 func (r *run) write() error {
@@ -171,6 +250,28 @@ func (r *run) write() error {
 	app := []string{"web", "db"}[r.rng.IntN(2)]
 	_, err := r.srv.PutPod(sim.Pod{Namespace: ns, Name: name, App: app, NodeName: "node-1", Restarts: int32(r.rng.IntN(1000))})
 	return err
+}
+
+// populate creates the share of pods the churn keeps in the long run (it
+// puts 7 writes in 10 and deletes 3, over the same names), so that the
+// stores start at their steady size: the heap check is about growth
+// after warm-up, and a compact store keeps whole objects, which would
+// otherwise grow for the first cycles of a short run.
+func (r *run) populate() error {
+	rng := rand.New(rand.NewPCG(r.cfg.Seed, 11))
+	for ns := range r.cfg.Namespaces {
+		for i := range r.cfg.Pods {
+			if rng.IntN(10) >= 7 {
+				continue
+			}
+			app := []string{"web", "db"}[rng.IntN(2)]
+			p := sim.Pod{Namespace: fmt.Sprintf("ns-%03d", ns), Name: fmt.Sprintf("pod-%d", i), App: app, NodeName: "node-1"}
+			if _, err := r.srv.PutPod(p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func isNotFound(err error) bool {
@@ -234,9 +335,13 @@ func settleGoroutines(base int) int {
 
 func (r *run) finish() {
 	r.sum.Duration = r.cfg.Duration
+	r.sum.Store = r.cfg.Store.String()
 	r.sum.Writes = r.writes.Load()
 	for _, e := range r.engines {
-		st := e.inf.Stats()
+		st := e.stats()
+		r.sum.SnapshotWrites += st.SnapshotWrites
+		r.sum.Decodes += st.Decodes
+		r.sum.DecodeErrors += st.DecodeErrors
 		r.sum.Events += st.Events
 		r.sum.Relists += st.Relists
 		r.sum.Watches += st.Watches

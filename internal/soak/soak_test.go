@@ -5,24 +5,52 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/kwatch/kwatch/informer"
 )
 
-// TestSoakShort is the soak's CI run. KWATCH_SOAK_DURATION runs it longer.
-// Run fails it when a scheduled fault never fired (see Summary.verdict); it
-// asserts nothing about how fast the informers converged, which the summary
-// reports.
+// TestSoakShort is the soak's CI run, once per store mode, each for about
+// half the time a single run had (KWATCH_SOAK_DURATION sets both). In
+// StoreCompact the informers are also restarted from their snapshots, in
+// every cycle, and its run is a little shorter: a restart cycle waits for
+// the new informers before its fault, and the final restart comes after
+// the cycles. Run fails it when a scheduled fault never fired (see
+// Summary.verdict); it asserts nothing about how fast the informers
+// converged, which the summary reports.
 func TestSoakShort(t *testing.T) {
-	d := 20 * time.Second
+	durations := map[informer.StoreMode]time.Duration{informer.StoreTyped: 10 * time.Second, informer.StoreCompact: 8 * time.Second}
 	if testing.Short() {
-		d = 5 * time.Second
+		durations = map[informer.StoreMode]time.Duration{informer.StoreTyped: 3 * time.Second, informer.StoreCompact: 3 * time.Second}
 	}
 	if v, err := time.ParseDuration(os.Getenv("KWATCH_SOAK_DURATION")); err == nil {
-		d = v
+		durations = map[informer.StoreMode]time.Duration{informer.StoreTyped: v, informer.StoreCompact: v}
 	}
-	sum, err := Run(context.Background(), Config{Duration: d, Out: os.Stdout})
-	if err != nil {
-		t.Fatal(err)
+	for _, mode := range []informer.StoreMode{informer.StoreTyped, informer.StoreCompact} {
+		t.Run(mode.String(), func(t *testing.T) {
+			sum, err := Run(context.Background(), Config{Duration: durations[mode], Store: mode, RestartEvery: 1, Out: os.Stdout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSummary(t, sum)
+			if mode != informer.StoreCompact {
+				return
+			}
+			if sum.Decodes == 0 || sum.SnapshotWrites == 0 {
+				t.Errorf("a compact soak that decoded %d objects and wrote %d snapshots", sum.Decodes, sum.SnapshotWrites)
+			}
+			if sum.FinalRestarts != len(specs) {
+				t.Errorf("final restart of %d informers, want %d", sum.FinalRestarts, len(specs))
+			}
+			if sum.Restarts-sum.FinalRestarts != sum.Cycles*len(specs) {
+				t.Errorf("%d restarts during %d cycles, want every informer restarted in each", sum.Restarts-sum.FinalRestarts, sum.Cycles)
+			}
+		})
 	}
+}
+
+// checkSummary checks a passing soak did what it should have.
+func checkSummary(t *testing.T, sum Summary) {
+	t.Helper()
 	if sum.Cycles == 0 || sum.Events == 0 || len(sum.Faults) == 0 {
 		t.Fatalf("the soak did nothing: %+v", sum)
 	}

@@ -31,6 +31,21 @@ type Summary struct {
 	GoroutinesBefore int
 	GoroutinesAfter  int
 
+	// StoreCompact only (see Config.Store).
+	Store               string   // "typed" or "compact"
+	Decodes             int64    // objects the compact stores decoded
+	DecodeErrors        int64    // objects that did not decode
+	SnapshotWrites      int64    // snapshot files written
+	Restarts            int      // informers restarted from their snapshots during the cycles and at the end
+	RestartsRestored    int      // of the restarts during the cycles, those that loaded their snapshot
+	RestartsWithoutList int      // of those, the ones that had not listed when the cycle converged
+	NotRestored         []string // restarts during the cycles that did not load their snapshot
+	// The final restart: one per informer, after the last cycle, with no
+	// fault: each must load its snapshot and resume without listing.
+	FinalRestarts           int
+	FinalRestartConvergence time.Duration
+	FinalRestartProblems    []string
+
 	reconciles *atomic.Int64
 }
 
@@ -126,6 +141,15 @@ func (s Summary) verdict() error {
 	if first, last := s.heapGrowth(); last > first+maxHeapGrowth {
 		problems = append(problems, fmt.Sprintf("live heap grew from %d to %d KB", first>>10, last>>10))
 	}
+	if s.DecodeErrors > 0 {
+		problems = append(problems, fmt.Sprintf("%d objects the compact stores could not decode", s.DecodeErrors))
+	}
+	if len(s.NotRestored) > 0 {
+		problems = append(problems, fmt.Sprintf("%d restarts did not load their snapshot, first: %s", len(s.NotRestored), s.NotRestored[0]))
+	}
+	if len(s.FinalRestartProblems) > 0 {
+		problems = append(problems, fmt.Sprintf("the final restart did not resume from the snapshots: %s", strings.Join(s.FinalRestartProblems, "; ")))
+	}
 	if s.GoroutinesAfter > s.GoroutinesBefore {
 		problems = append(problems, fmt.Sprintf("%d goroutines after shutdown, %d before", s.GoroutinesAfter, s.GoroutinesBefore))
 	}
@@ -137,7 +161,7 @@ func (s Summary) verdict() error {
 
 func (s Summary) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "kwatch soak: %v, %d cycles, %d informers\n", s.Duration, s.Cycles, len(specs))
+	fmt.Fprintf(&b, "kwatch soak: %v, %d cycles, %d informers, store %s\n", s.Duration, s.Cycles, len(specs), s.Store)
 	fmt.Fprintf(&b, "  server writes %d; events applied %d; watches opened %d; relists %d; idle timeouts %d\n",
 		s.Writes, s.Events, s.Watches, s.Relists, s.IdleTimeouts)
 	fmt.Fprintf(&b, "  deletes delivered %d (tombstones %d); reconciles %d\n", s.Deletes, s.Tombstones, s.Reconciles)
@@ -146,6 +170,13 @@ func (s Summary) String() string {
 	fmt.Fprintf(&b, "  convergence after each fault (healthy again to every cache exact): p50 %v, p99 %v, max %v\n",
 		round(percentile(s.Convergence, 0.5)), round(percentile(s.Convergence, 0.99)), round(percentile(s.Convergence, 1)))
 	b.WriteString(s.perFault())
+	if s.Store == "compact" {
+		fmt.Fprintf(&b, "  compact: decodes %d (errors %d); snapshot writes %d\n", s.Decodes, s.DecodeErrors, s.SnapshotWrites)
+		fmt.Fprintf(&b, "  restarts from snapshots during the cycles: %d, loaded %d, resumed without a list %d\n",
+			s.Restarts-s.FinalRestarts, s.RestartsRestored, s.RestartsWithoutList)
+		fmt.Fprintf(&b, "  final restart: %d informers, converged in %v, problems: %d\n",
+			s.FinalRestarts, round(s.FinalRestartConvergence), len(s.FinalRestartProblems))
+	}
 	fmt.Fprintf(&b, "  objects lost: %d; contradictory handler calls: %d\n", s.Lost, len(s.Violations))
 	first, last := s.heapGrowth()
 	fmt.Fprintf(&b, "  live heap after warm-up: low %.1f MB, end %.1f MB\n", float64(first)/(1<<20), float64(last)/(1<<20))
