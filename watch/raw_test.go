@@ -198,21 +198,32 @@ func FuzzRawJSON(f *testing.F) {
 		if stdjson.Unmarshal(b, &want) != nil {
 			return
 		}
-		if out, err := raw.WithoutManagedFields(); err == nil && out.GetName() != raw.GetName() {
-			t.Fatalf("dropping managedFields changed the name: %q to %q", raw.GetName(), out.GetName())
-		}
+		requireSameName(t, raw)
 		typed, err := NewRawCodec[*metav1.PartialObjectMetadata]().Decode(raw)
 		if err != nil {
 			return // the kwatch decoder is stricter than encoding/json in places
 		}
-		if typed.Name != raw.GetName() || typed.Namespace != raw.GetNamespace() ||
-			typed.ResourceVersion != raw.GetResourceVersion() || typed.UID != raw.GetUID() ||
-			typed.Generation != raw.GetGeneration() || !maps.Equal(typed.Labels, raw.GetLabels()) {
-			t.Fatalf("raw metadata %q/%q rv %q uid %q gen %d labels %v; decoded %q/%q rv %q uid %q gen %d labels %v",
-				raw.GetNamespace(), raw.GetName(), raw.GetResourceVersion(), raw.GetUID(), raw.GetGeneration(), raw.GetLabels(),
-				typed.Namespace, typed.Name, typed.ResourceVersion, typed.UID, typed.Generation, typed.Labels)
-		}
+		requireSameMeta(t, typed, raw)
 	})
+}
+
+// requireSameMeta fails unless the metadata a Raw read is the decoded
+// object's.
+func requireSameMeta(t *testing.T, typed *metav1.PartialObjectMetadata, raw *Raw) {
+	if typed.Name != raw.GetName() || typed.Namespace != raw.GetNamespace() ||
+		typed.ResourceVersion != raw.GetResourceVersion() || typed.UID != raw.GetUID() ||
+		typed.Generation != raw.GetGeneration() || !maps.Equal(typed.Labels, raw.GetLabels()) {
+		t.Fatalf("raw metadata %q/%q rv %q uid %q gen %d labels %v; decoded %q/%q rv %q uid %q gen %d labels %v",
+			raw.GetNamespace(), raw.GetName(), raw.GetResourceVersion(), raw.GetUID(), raw.GetGeneration(), raw.GetLabels(),
+			typed.Namespace, typed.Name, typed.ResourceVersion, typed.UID, typed.Generation, typed.Labels)
+	}
+}
+
+// requireSameName fails if dropping managedFields changes a Raw's name.
+func requireSameName(t *testing.T, raw *Raw) {
+	if out, err := raw.WithoutManagedFields(); err == nil && out.GetName() != raw.GetName() {
+		t.Fatalf("dropping managedFields changed the name: %q to %q", raw.GetName(), out.GetName())
+	}
 }
 
 func FuzzRawProtobuf(f *testing.F) {
@@ -227,20 +238,12 @@ func FuzzRawProtobuf(f *testing.F) {
 			return
 		}
 		_, _ = raw.Meta()
-		if out, err := raw.WithoutManagedFields(); err == nil && out.GetName() != raw.GetName() {
-			t.Fatalf("dropping managedFields changed the name: %q to %q", raw.GetName(), out.GetName())
-		}
+		requireSameName(t, raw)
 		typed, err := NewRawCodec[*metav1.PartialObjectMetadata]().Decode(raw)
 		if err != nil {
 			return
 		}
-		if typed.Name != raw.GetName() || typed.Namespace != raw.GetNamespace() ||
-			typed.ResourceVersion != raw.GetResourceVersion() || typed.UID != raw.GetUID() ||
-			typed.Generation != raw.GetGeneration() || !maps.Equal(typed.Labels, raw.GetLabels()) {
-			t.Fatalf("raw metadata %q/%q rv %q uid %q gen %d labels %v; decoded %q/%q rv %q uid %q gen %d labels %v",
-				raw.GetNamespace(), raw.GetName(), raw.GetResourceVersion(), raw.GetUID(), raw.GetGeneration(), raw.GetLabels(),
-				typed.Namespace, typed.Name, typed.ResourceVersion, typed.UID, typed.Generation, typed.Labels)
-		}
+		requireSameMeta(t, typed, raw)
 	})
 }
 
