@@ -105,10 +105,12 @@ run:
 sim:
 	$(GO) run ./cmd/kwatch sim --addr 127.0.0.1:8080
 
-# soak runs the chaos soak; DURATION=10m for a long one.
+# soak runs the chaos soak; DURATION=10m for a long one, STORE=compact for
+# the compact store with snapshot restarts.
 DURATION ?= 2m
+STORE ?= typed
 soak:
-	$(GO) run ./internal/soak/cmd/soak -duration $(DURATION)
+	$(GO) run ./internal/soak/cmd/soak -duration $(DURATION) -store $(STORE)
 
 # bench runs kwatch and client-go side by side (internal/bench, its own
 # module) and writes internal/bench/results; bench-quick is a smoke run.

@@ -28,7 +28,8 @@ import (
 //     state has not) and watches from it. A 410 (the snapshot is older than
 //     the server's history) or a server behind the snapshot makes it list,
 //     as after any 410: objects deleted meanwhile are delivered as deletes
-//     with finalStateUnknown, changed ones as updates.
+//     with finalStateUnknown, changed ones as updates, and new ones as adds
+//     with inInitialList set (that list is what syncs the informer).
 //   - It counts as synced (HasSynced, WaitForSync, handlers' HasSynced) once
 //     its store has reached the resourceVersion the server reported when it
 //     confirmed the snapshot's: the same promise as a fresh list, that the
