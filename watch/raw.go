@@ -9,6 +9,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kwatch/kwatch/internal/pbwire"
 )
 
 // Raw is one object kept as the server encoded it, for the informer's
@@ -26,15 +28,22 @@ import (
 // Strings it returns share its bytes (they are never modified), so keeping
 // one keeps the whole record alive.
 type Raw struct {
-	ns    string // interned
-	data  []byte // name | resourceVersion | uid | labels | body
-	name  uint32 // end of the name in data
-	rv    uint32 // end of the resourceVersion
-	uid   uint32 // end of the uid
-	lbls  uint32 // end of the labels: uvarint-prefixed key, value pairs
+	ns   string // interned
+	data []byte // protobuf: the body; JSON: name | resourceVersion | uid | labels | body
+	body uint32 // where the body starts in data
+	// Where the metadata fields are in data. A protobuf message holds
+	// them as they are, so they are read in place; JSON strings may need
+	// unescaping, so a JSON Raw keeps copies before its body.
+	name, rv, uid span
+	// lbls is, in protobuf, the metadata message, whose field-11 entries
+	// are the labels; in JSON, uvarint-prefixed key, value pairs.
+	lbls  span
 	gen   int64
 	proto bool // the body is the object's protobuf message, not JSON
 }
+
+// span is a range of a Raw's data.
+type span struct{ from, to uint32 }
 
 // Errors of Raw decoding.
 var (
@@ -49,6 +58,7 @@ var (
 // alias the scanned body, or hold unescaped copies.
 type rawMeta struct {
 	ns, name, rv, uid []byte
+	meta              []byte // protobuf: the metadata message
 	gen               int64
 	labels            [][]byte // key, value, key, value...
 	labelBytes        int
@@ -70,55 +80,73 @@ func (m *rawMeta) addLabel(k, v []byte) {
 	m.labelBytes += len(k) + len(v) + 2*binary.MaxVarintLen32
 }
 
-// fill makes r a Raw of body with the metadata m, in one allocation.
+// fill makes r a Raw of body with the metadata m, in one allocation: the
+// body alone for protobuf, whose metadata is read in place, and the body
+// after copies of the metadata for JSON.
 func (r *Raw) fill(m *rawMeta, body []byte, proto bool) error {
 	if len(body) > maxRawSize {
 		return fmt.Errorf("object of %d bytes is over the %d-byte limit", len(body), maxRawSize)
 	}
-	size := len(m.name) + len(m.rv) + len(m.uid) + m.labelBytes + len(body)
-	data := make([]byte, 0, size)
-	data = append(data, m.name...)
 	*r = Raw{gen: m.gen, proto: proto}
 	if len(m.ns) > 0 {
 		r.ns = interned.intern(m.ns)
 	}
-	r.name = uint32(len(data))
-	data = append(data, m.rv...)
-	r.rv = uint32(len(data))
-	data = append(data, m.uid...)
-	r.uid = uint32(len(data))
+	if proto {
+		r.data = append(make([]byte, 0, len(body)), body...)
+		r.name, r.rv, r.uid = within(body, m.name), within(body, m.rv), within(body, m.uid)
+		r.lbls = within(body, m.meta)
+		return nil
+	}
+	size := len(m.name) + len(m.rv) + len(m.uid) + m.labelBytes + len(body)
+	data := make([]byte, 0, size)
+	add := func(b []byte) span {
+		from := uint32(len(data))
+		data = append(data, b...)
+		return span{from, uint32(len(data))}
+	}
+	r.name, r.rv, r.uid = add(m.name), add(m.rv), add(m.uid)
+	r.lbls.from = uint32(len(data))
 	for _, s := range m.labels {
 		data = binary.AppendUvarint(data, uint64(len(s)))
 		data = append(data, s...)
 	}
-	r.lbls = uint32(len(data))
-	data = append(data, body...)
-	r.data = data
+	r.lbls.to = uint32(len(data))
+	r.body = uint32(len(data))
+	r.data = append(data, body...)
 	return nil
+}
+
+// within is the span of sub, a subslice of b (or empty), in b.
+func within(b, sub []byte) span {
+	if len(sub) == 0 {
+		return span{}
+	}
+	from := uint32(uintptr(unsafe.Pointer(unsafe.SliceData(sub))) - uintptr(unsafe.Pointer(unsafe.SliceData(b))))
+	return span{from, from + uint32(len(sub))}
 }
 
 // maxRawSize bounds one object; the stream decoders bound frames at 16 MiB
 // by default, so this is only a guard for the uint32 offsets.
 const maxRawSize = 1 << 30
 
-func (r *Raw) str(from, to uint32) string {
-	if from == to {
+func (r *Raw) str(sp span) string {
+	if sp.from == sp.to {
 		return ""
 	}
-	return unsafe.String(&r.data[from], int(to-from))
+	return unsafe.String(&r.data[sp.from], int(sp.to-sp.from))
 }
 
 // GetNamespace returns metadata.namespace.
 func (r *Raw) GetNamespace() string { return r.ns }
 
 // GetName returns metadata.name.
-func (r *Raw) GetName() string { return r.str(0, r.name) }
+func (r *Raw) GetName() string { return r.str(r.name) }
 
 // GetResourceVersion returns metadata.resourceVersion.
-func (r *Raw) GetResourceVersion() string { return r.str(r.name, r.rv) }
+func (r *Raw) GetResourceVersion() string { return r.str(r.rv) }
 
 // GetUID returns metadata.uid.
-func (r *Raw) GetUID() types.UID { return types.UID(r.str(r.rv, r.uid)) }
+func (r *Raw) GetUID() types.UID { return types.UID(r.str(r.uid)) }
 
 // GetGeneration returns metadata.generation.
 func (r *Raw) GetGeneration() int64 { return r.gen }
@@ -127,7 +155,7 @@ func (r *Raw) GetGeneration() int64 { return r.gen }
 func (r *Raw) Protobuf() bool { return r.proto }
 
 // Body returns the object's encoded bytes, shared: read only.
-func (r *Raw) Body() []byte { return r.data[r.lbls:] }
+func (r *Raw) Body() []byte { return r.data[r.body:] }
 
 // Size is the number of bytes the record holds.
 func (r *Raw) Size() int { return len(r.data) }
@@ -144,8 +172,7 @@ func (l RawLabels) Lookup(key string) (string, bool) {
 	found, ok := "", false
 	l.r.eachLabel(func(k, v string) bool {
 		if k == key {
-			found, ok = v, true
-			return false
+			found, ok = v, true // a repeated protobuf entry: the last wins, as in a map
 		}
 		return true
 	})
@@ -173,7 +200,11 @@ func (r *Raw) GetLabels() map[string]string {
 
 // eachLabel calls fn with each label until it returns false.
 func (r *Raw) eachLabel(fn func(k, v string) bool) {
-	for i := r.uid; i < r.lbls; {
+	if r.proto {
+		r.eachProtoLabel(fn)
+		return
+	}
+	for i := r.lbls.from; i < r.lbls.to; {
 		k, n := r.lenString(i)
 		v, m := r.lenString(i + n)
 		i += n + m
@@ -185,9 +216,36 @@ func (r *Raw) eachLabel(fn func(k, v string) bool) {
 
 // lenString reads the uvarint-prefixed string at i and its encoded length.
 func (r *Raw) lenString(i uint32) (string, uint32) {
-	l, n := binary.Uvarint(r.data[i:r.lbls])
+	l, n := binary.Uvarint(r.data[i:r.lbls.to])
 	start := i + uint32(n)
-	return r.str(start, start+uint32(l)), uint32(n) + uint32(l)
+	return r.str(span{start, start + uint32(l)}), uint32(n) + uint32(l)
+}
+
+// eachProtoLabel reads the labels map entries of the metadata message in
+// place (their framing was checked when the Raw was made).
+func (r *Raw) eachProtoLabel(fn func(k, v string) bool) {
+	meta := r.data[r.lbls.from:r.lbls.to]
+	s := pbwire.NewScanner(meta)
+	var f pbwire.Field
+	for s.Next(&f) {
+		if f.Num != pbLabels || f.Wire != pbwire.Bytes {
+			continue
+		}
+		var k, v string
+		e := pbwire.NewScanner(f.Data)
+		var kv pbwire.Field
+		for e.Next(&kv) {
+			switch {
+			case kv.Num == 1 && len(kv.Data) > 0:
+				k = unsafe.String(&kv.Data[0], len(kv.Data))
+			case kv.Num == 2 && len(kv.Data) > 0:
+				v = unsafe.String(&kv.Data[0], len(kv.Data))
+			}
+		}
+		if !fn(k, v) {
+			return
+		}
+	}
 }
 
 // Meta decodes the whole of metadata (annotations, owner references,

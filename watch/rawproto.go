@@ -28,6 +28,7 @@ func scanProtoMeta(b []byte, m *rawMeta) error {
 	if err != nil || meta == nil {
 		return err
 	}
+	m.meta = meta
 	s := pbwire.NewScanner(meta)
 	var f pbwire.Field
 	for s.Next(&f) {
@@ -84,31 +85,24 @@ func protoMetaValue(m *rawMeta, f *pbwire.Field) error {
 	case pbGeneration:
 		m.gen = int64(f.Val)
 	case pbLabels:
-		return protoLabel(m, f.Data)
+		return protoLabel(f.Data)
 	}
 	return nil
 }
 
-// protoLabel reads one map entry of labels: 1 key, 2 value.
-func protoLabel(m *rawMeta, entry []byte) error {
-	var k, v []byte
+// protoLabel checks one map entry of labels (1 key, 2 value), which a Raw
+// reads in place later.
+func protoLabel(entry []byte) error {
 	s := pbwire.NewScanner(entry)
 	var f pbwire.Field
 	for s.Next(&f) {
 		if (f.Num == 1 || f.Num == 2) && f.Wire != pbwire.Bytes {
 			return fmt.Errorf("label field %d has wire type %d", f.Num, f.Wire)
 		}
-		switch f.Num {
-		case 1:
-			k = f.Data
-		case 2:
-			v = f.Data
-		}
 	}
 	if err := s.Err(); err != nil {
 		return fmt.Errorf("label: %w", err)
 	}
-	m.addLabel(k, v)
 	return nil
 }
 
