@@ -118,14 +118,15 @@ func (s *snapshotter) restore() (st state, ok bool) {
 	h := r.Header()
 	repl := inf.store.NewReplacement()
 	err = r.Records(func(rec snapfile.Record) error {
-		raw, err := watch.ParseRecord(rec.Data)
+		raw, err := watch.ParseRecord(rec.Data) // keeps rec.Data, a fresh slice
 		if err != nil {
 			return fmt.Errorf("object %q: %w", rec.Key, err)
 		}
-		if key, err := inf.store.Key(raw); err != nil || key != rec.Key {
-			return fmt.Errorf("object %q is keyed %q by this informer", rec.Key, key)
+		// The store keys it again: the file's key is only for the error.
+		if err := repl.Add(raw); err != nil {
+			return fmt.Errorf("object %q: %w", rec.Key, err)
 		}
-		return repl.Add(raw)
+		return nil
 	})
 	if err != nil {
 		log.Warn("informer ignores its snapshot and lists", "err", err)
