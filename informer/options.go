@@ -94,7 +94,8 @@ type Options[T watch.Object] struct {
 	// Decoder bounds watch-stream decoding: frame size (16 MiB) and how
 	// many frames are decoded at once (2 when the process may use two or
 	// more cores: the benchmark harness measured about 10% more events per
-	// second than 1 on two cores, for a slightly higher p99 latency).
+	// second than 1 on two cores, for a slightly higher p99 latency; 1 in
+	// StoreCompact, whose decoder only scans metadata).
 	Decoder watch.DecoderOptions
 	// Logger receives the informer's logs; slog.Default().
 	Logger *slog.Logger
@@ -149,6 +150,12 @@ func (b Backoff) internal() backoff.Options {
 	return backoff.Options{Initial: b.Initial, Max: b.Max, ResetAfter: b.ResetAfter, Jitter: b.Jitter}
 }
 
+// decodesRaw reports whether T is the compact store's *watch.Raw.
+func decodesRaw[T any]() bool {
+	_, ok := any(*new(T)).(*watch.Raw)
+	return ok
+}
+
 func (o *Options[T]) defaults() {
 	if o.PageSize <= 0 {
 		o.PageSize = DefaultPageSize
@@ -162,7 +169,7 @@ func (o *Options[T]) defaults() {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	if o.Decoder.Parallelism == 0 && runtime.GOMAXPROCS(0) >= 2 {
+	if o.Decoder.Parallelism == 0 && runtime.GOMAXPROCS(0) >= 2 && !decodesRaw[T]() && o.Store != StoreCompact {
 		o.Decoder.Parallelism = 2
 	}
 }
