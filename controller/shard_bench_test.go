@@ -40,13 +40,7 @@ func TestShardFigures(t *testing.T) {
 func shardFigures(t *testing.T, mode shard.Mode, n int, window time.Duration, decodeOnly bool) {
 	{
 		srv := kwatchtest.Start(t, kwatchtest.Options{})
-		var keys []string
-		for i := range 1000 {
-			name := fmt.Sprintf("cm-%04d", i)
-			_, err := srv.Create("configmaps", fmt.Sprintf(`{"metadata":{"namespace":"demo","name":%q},"data":{"v":"%04096d"}}`, name, i))
-			require.NoError(t, err)
-			keys = append(keys, "demo/"+name)
-		}
+		keys := seedConfigMaps(t, srv, 1000, "cm-%04d", func(i int) string { return fmt.Sprintf(`,"data":{"v":"%04096d"}`, i) })
 		tl := shardreplica.NewTimeline()
 		var ids []string
 		procs := map[string]*shardreplica.Proc{}

@@ -49,13 +49,7 @@ func writeBackReplica(t *testing.T, srv *kwatchtest.Server, id string, rec *over
 // every key is owned once.
 func TestShardedWriteBackUnderFaults(t *testing.T) {
 	srv := kwatchtest.Start(t, kwatchtest.Options{})
-	var keys []string
-	for i := range 200 {
-		name := fmt.Sprintf("cm-%03d", i)
-		_, err := srv.Create("configmaps", fmt.Sprintf(`{"metadata":{"namespace":"demo","name":%q},"data":{"v":"0"}}`, name))
-		require.NoError(t, err)
-		keys = append(keys, "demo/"+name)
-	}
+	keys := seedConfigMaps(t, srv, 200, "cm-%03d", func(int) string { return `,"data":{"v":"0"}` })
 	rec := newOverlapRecorder()
 	var rs []*replica
 	for i := range 3 {

@@ -47,13 +47,7 @@ func labelsSettled(t *testing.T, srv *kwatchtest.Server, rs []*replica, n int) b
 // every key is reconciled by its owner at the end.
 func TestShardedLabelMode(t *testing.T) {
 	srv := kwatchtest.Start(t, kwatchtest.Options{})
-	var keys []string
-	for i := range 300 {
-		name := fmt.Sprintf("cm-%03d", i)
-		_, err := srv.Create("configmaps", fmt.Sprintf(`{"metadata":{"namespace":"demo","name":%q}}`, name))
-		require.NoError(t, err)
-		keys = append(keys, "demo/"+name)
-	}
+	keys := seedConfigMaps(t, srv, 300, "cm-%03d", nil)
 	rec := newOverlapRecorder()
 	var rs []*replica
 	for i := range 3 {

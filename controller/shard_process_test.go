@@ -32,13 +32,7 @@ func TestShardedProcesses(t *testing.T) {
 		t.Skip("starts processes")
 	}
 	srv := kwatchtest.Start(t, kwatchtest.Options{})
-	var keys []string
-	for i := range 1000 {
-		name := fmt.Sprintf("cm-%04d", i)
-		_, err := srv.Create("configmaps", fmt.Sprintf(`{"metadata":{"namespace":"demo","name":%q}}`, name))
-		require.NoError(t, err)
-		keys = append(keys, "demo/"+name)
-	}
+	keys := seedConfigMaps(t, srv, 1000, "cm-%04d", nil)
 	tl := shardreplica.NewTimeline()
 	procs := map[string]*shardreplica.Proc{}
 	startProc := func(id string) {

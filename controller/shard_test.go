@@ -237,19 +237,32 @@ func churnEvery(t *testing.T, srv *kwatchtest.Server, keys []string, interval ti
 	return stop
 }
 
+// seedConfigMaps creates n ConfigMaps in demo named by nameFormat (with
+// extra(i), if set, appended to each object's fields) and returns their
+// keys.
+func seedConfigMaps(t *testing.T, srv *kwatchtest.Server, n int, nameFormat string, extra func(i int) string) []string {
+	t.Helper()
+	keys := make([]string, 0, n)
+	for i := range n {
+		name := fmt.Sprintf(nameFormat, i)
+		more := ""
+		if extra != nil {
+			more = extra(i)
+		}
+		_, err := srv.Create("configmaps", fmt.Sprintf(`{"metadata":{"namespace":"demo","name":%q}%s}`, name, more))
+		require.NoError(t, err)
+		keys = append(keys, "demo/"+name)
+	}
+	return keys
+}
+
 // TestShardedManagers: three sharded managers on one server split 1,000
 // ConfigMaps; a fourth joins and takes about a quarter; one crashes and
 // its keys are owned and reconciled again by the others. Objects change
 // all along, and no key is ever reconciled by two replicas at once.
 func TestShardedManagers(t *testing.T) {
 	srv := kwatchtest.Start(t, kwatchtest.Options{})
-	var keys []string
-	for i := range 1000 {
-		name := fmt.Sprintf("cm-%04d", i)
-		_, err := srv.Create("configmaps", fmt.Sprintf(`{"metadata":{"namespace":"demo","name":%q}}`, name))
-		require.NoError(t, err)
-		keys = append(keys, "demo/"+name)
-	}
+	keys := seedConfigMaps(t, srv, 1000, "cm-%04d", nil)
 	rec := newOverlapRecorder()
 	var rs []*replica
 	for i := range 3 {
@@ -333,13 +346,7 @@ func TestShardedOwnedObjectsFollowTheirOwner(t *testing.T) {
 // of keys it owns, and its ring metrics see both members.
 func TestShardMetrics(t *testing.T) {
 	srv := kwatchtest.Start(t, kwatchtest.Options{})
-	var keys []string
-	for i := range 100 {
-		name := fmt.Sprintf("cm-%03d", i)
-		_, err := srv.Create("configmaps", fmt.Sprintf(`{"metadata":{"namespace":"demo","name":%q}}`, name))
-		require.NoError(t, err)
-		keys = append(keys, "demo/"+name)
-	}
+	keys := seedConfigMaps(t, srv, 100, "cm-%03d", nil)
 	rec := newOverlapRecorder()
 	regs := []*metrics.Registry{metrics.NewRegistry(), metrics.NewRegistry()}
 	var rs []*replica
