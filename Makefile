@@ -2,7 +2,7 @@
 GO ?= go
 RACE ?= -race
 
-.PHONY: all build test unit vet kubectl run sim soak conformance fuzz bench bench-quick bench-test bench-writes bench-controller
+.PHONY: all build test unit vet kubectl run sim soak conformance fuzz bench bench-quick bench-million bench-test bench-writes bench-controller bench-replicaset
 
 all: build
 
@@ -19,11 +19,24 @@ test: unit adapters bench-test fuzz conformance
 # kubectl built below first on PATH, then the allocation-count tests once
 # more without the race detector, under which they skip: it makes sync.Pool
 # drop items at random, so counts vary.
-unit: vet kubectl tmux
+unit: vet layers examples kubectl tmux shells
 	PATH="$(KUBECTL_DIR):$$PATH" $(GO) test $(RACE) -count=1 -timeout 20m ./...
 	$(GO) test -count=1 -run 'Allocations$$' ./watch/
 
-# kubectl: the tests drive a real kubectl (internal/sim's kubectl test),
+# layers checks the layering by import path (.ci/layers): no library
+# package imports a test rig (internal/rig/...), and no Example and nothing
+# under examples/ imports internal/ at all.
+.PHONY: layers examples
+layers:
+	.ci/layers
+
+# examples builds every Example in the godoc (this module's and the adapter
+# modules') in a scratch module outside this one, offline from the module
+# cache, as a user copying it would (.ci/examples).
+examples:
+	$(GO) run ./.ci/examples -modules '$(ADAPTER_MODULES)'
+
+# kubectl: the tests drive a real kubectl (internal/rig/sim's kubectl test),
 # which must come from the project, not from whatever the machine has. It
 # is built from .ci/kubectl, a recipe pinning k8s.io/kubernetes at the
 # version the conformance suite builds kube-apiserver from (checked here),
@@ -70,6 +83,24 @@ tmux:
 		fi; \
 	fi
 
+# shells: the completion test (cmd/kwatch) types into real bash (with
+# bash-completion), zsh and fish in tmux. With CI set, missing ones are
+# installed from Debian's packages, as tmux is, and the test fails without
+# them; elsewhere a missing shell only makes its part skip.
+.PHONY: shells
+shells: tmux
+	@missing=""; \
+	for s in zsh fish; do command -v $$s >/dev/null 2>&1 || missing="$$missing $$s"; done; \
+	[ -f /usr/share/bash-completion/bash_completion ] || missing="$$missing bash-completion"; \
+	if [ -n "$$missing" ]; then \
+		if [ -n "$$CI" ]; then \
+			echo "installing$$missing for the completion test"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bash$$missing >/dev/null || exit 1; \
+		else \
+			echo "missing$$missing: the completion test will skip them (CI=1 make shells installs them with apt-get)"; \
+		fi; \
+	fi
+
 vet:
 	$(GO) vet ./...
 
@@ -87,10 +118,13 @@ conformance:
 FUZZSCALE ?= 1
 FUZZ_TARGETS = ./watch:FuzzFramer:30000 ./watch:FuzzDecoder:30000 ./watch:FuzzDecodeList:30000 \
 	./kube:FuzzKubeconfig:30000 ./kube:FuzzStatusFromResponse:30000 ./watch:FuzzProtobuf:30000 ./watch:FuzzJSONString:30000 ./store:FuzzStoreOps:4000 ./store:FuzzMetaKey:30000 \
-	./metrics:FuzzEscapeLabelValue:30000 ./internal/sim:FuzzParseQueries:30000 \
-	./internal/sim:FuzzDecodeContinue:30000 ./internal/sim:FuzzApplyPatch:30000 ./internal/sim:FuzzProtobufBody:30000 ./internal/sim:FuzzDeleteOptions:30000 \
+	./metrics:FuzzEscapeLabelValue:30000 ./internal/rig/sim:FuzzParseQueries:30000 \
+	./internal/rig/sim:FuzzDecodeContinue:30000 ./internal/rig/sim:FuzzApplyPatch:30000 ./internal/rig/sim:FuzzProtobufBody:30000 ./internal/rig/sim:FuzzDeleteOptions:30000 \
 	./internal/snapfile:FuzzRead:30000 ./watch:FuzzRawJSON:30000 ./watch:FuzzRawProtobuf:30000 \
-	./cmd/kwatch/internal/printers:FuzzJSONPath:30000 ./cmd/kwatch/internal/printers:FuzzCustomColumns:30000 ./cmd/kwatch/internal/printers:FuzzServerRow:30000
+	./cmd/kwatch/internal/printers:FuzzJSONPath:30000 ./cmd/kwatch/internal/printers:FuzzCustomColumns:30000 ./cmd/kwatch/internal/printers:FuzzServerRow:30000 \
+	./kube:FuzzParseExecCredential:30000 ./watch:FuzzParseRecord:30000 ./watch:FuzzProtobufRawWatch:30000 ./watch:FuzzDeepNesting:10000 \
+	./internal/pbwire:FuzzCheckDepth:30000 ./internal/termtext:FuzzEscape:30000 \
+	./webhook:FuzzDecodeAdmissionReview:30000 ./webhook:FuzzDecodeConversionReview:30000 ./webhook:FuzzMutationPatch:30000 ./internal/jsonpatch:FuzzDiff:30000
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; n=$$(( $${rest##*:} * $(FUZZSCALE) )); \
@@ -106,11 +140,15 @@ sim:
 	$(GO) run ./cmd/kwatch sim --addr 127.0.0.1:8080
 
 # soak runs the chaos soak; DURATION=10m for a long one, STORE=compact for
-# the compact store with snapshot restarts.
+# the compact store with snapshot restarts, MODE=ha for the HA soak (three
+# managers under leader election and three sharded replicas, Filter and
+# Label mode, at once, with the default Lease timings; DURATION=30m for
+# the long run).
 DURATION ?= 2m
 STORE ?= typed
+MODE ?= informers
 soak:
-	$(GO) run ./internal/soak/cmd/soak -duration $(DURATION) -store $(STORE)
+	$(GO) run ./internal/rig/soak/cmd/soak -mode $(MODE) -duration $(DURATION) -store $(STORE)
 
 # bench runs kwatch and client-go side by side (internal/bench, its own
 # module) and writes internal/bench/results; bench-quick is a smoke run.
@@ -120,12 +158,29 @@ bench:
 bench-quick:
 	cd internal/bench && $(GO) run ./cmd/bench -quick
 
+# bench-million runs one kwatch informer, then one manager with one
+# controller, each on its defaults and in its own process, over
+# MILLION_PODS pods of the harness's size from a protobuf server in a
+# process of its own (one encoded message per pod), and prints each one's
+# sync time and peak RSS (internal/bench/cmd/million). Not a test: at
+# 1,000,000 pods it takes minutes and about 3 GiB for the server.
+MILLION_PODS ?= 1000000
+bench-million:
+	cd internal/bench && $(GO) run ./cmd/million -pods $(MILLION_PODS)
+
 # bench-controller runs kwatch's controller layer against controller-runtime
 # (same server, workload and workers) and writes
 # internal/bench/results/controller.{json,md}; CONTROLLER_PODS=2000,50000.
 CONTROLLER_PODS ?= 2000,10000
 bench-controller:
 	cd internal/bench && $(GO) run ./cmd/bench -scenarios controller -pods $(CONTROLLER_PODS)
+
+# bench-replicaset runs a ReplicaSet scenario for kwatch's example, a
+# kwatch controller with no expectation code and controller-runtime's, at
+# watch lags of 0, 200 ms and 1 s (internal/bench/replicaset), and writes
+# internal/bench/results/replicaset.{md,json}. A few minutes.
+bench-replicaset:
+	cd internal/bench && $(GO) run ./cmd/replicaset -lags 0,200ms,1s -o results/replicaset
 
 # bench-writes runs the write-path benchmarks (internal/bench/writes: create,
 # get, update, merge patch and delete of ConfigMaps and Pods through kwatch's

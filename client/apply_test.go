@@ -19,9 +19,9 @@ func applyCM(value string) *unstructured.Unstructured {
 
 func TestApplyConflictAndForce(t *testing.T) {
 	_, c := startSim(t)
-	cms := client.For[*unstructured.Unstructured](c, kube.ConfigMaps, client.Options{FieldManager: "mgr-a"})
+	cms := client.For(c, kube.Typed[*unstructured.Unstructured](kube.ConfigMaps), client.Options{FieldManager: "mgr-a"})
 	out, err := cms.Apply(bg, applyCM("red"), client.ApplyOptions{})
-	require.NoError(t, err, "apply creates, as the Resource's field manager")
+	require.NoError(t, err, "apply creates, as the Client's field manager")
 	require.Equal(t, "ConfigMap", out.GetKind(), "apiVersion and kind were added to the body")
 	require.Equal(t, "mgr-a", out.GetManagedFields()[0].Manager)
 
@@ -49,7 +49,7 @@ func TestApplyConflictAndForce(t *testing.T) {
 
 func TestScaleSubresource(t *testing.T) {
 	_, c := startSim(t)
-	deps := client.For[*Deployment](c, kube.Deployments, client.Options{})
+	deps := client.For(c, kube.Typed[*Deployment](kube.Deployments), client.Options{})
 	_, err := deps.Create(bg, deployment("web", 2), client.CreateOptions{})
 	require.NoError(t, err)
 	s, err := deps.GetScale(bg, "demo", "web")
@@ -68,7 +68,7 @@ func TestScaleSubresource(t *testing.T) {
 
 func TestDeleteOptionsReachTheServer(t *testing.T) {
 	_, c := startSim(t)
-	cms := client.For[*ConfigMap](c, kube.ConfigMaps, client.Options{})
+	cms := client.For(c, kube.Typed[*ConfigMap](kube.ConfigMaps), client.Options{})
 	_, err := cms.Create(bg, cm("a", nil), client.CreateOptions{})
 	require.NoError(t, err)
 	zero := int64(0)

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kwatch/kwatch/internal/pbwire"
 	"github.com/kwatch/kwatch/kube"
@@ -26,7 +27,7 @@ const acceptMeta = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1
 // maxObjectBody bounds the answer to a single-object request.
 const maxObjectBody = watch.DefaultMaxFrameSize
 
-// Options configure a Resource.
+// Options configure a Client.
 type Options struct {
 	// FieldManager is the manager name of every write that names none.
 	// Empty means DefaultFieldManager().
@@ -35,7 +36,7 @@ type Options struct {
 	Encoding Encoding
 }
 
-// Encoding chooses the wire encoding of a Resource's requests.
+// Encoding chooses the wire encoding of a Client's requests.
 type Encoding int
 
 const (
@@ -52,11 +53,11 @@ const (
 	Protobuf
 )
 
-// Resource reads and writes the objects of one API resource as T: a
+// Client reads and writes the objects of one API resource as T: a
 // typed k8s.io/api object, a slim struct, *metav1.PartialObjectMetadata
 // (reads only) or *unstructured.Unstructured. Build it with For; it is
 // safe for concurrent use.
-type Resource[T watch.Object] struct {
+type Client[T watch.Object] struct {
 	c       *kube.Client
 	res     kube.Resource
 	manager string
@@ -64,9 +65,10 @@ type Resource[T watch.Object] struct {
 	accept  string
 }
 
-// For returns the Resource for res on c. It does not contact the server.
-func For[T watch.Object](c *kube.Client, res kube.Resource, opts Options) *Resource[T] {
-	r := &Resource[T]{c: c, res: res, manager: opts.FieldManager, accept: kube.ContentTypeJSON}
+// For returns the Client of the resource and type res pairs (see
+// kube.Typed) on c. It does not contact the server.
+func For[T watch.Object](c *kube.Client, res kube.TypedResource[T], opts Options) *Client[T] {
+	r := &Client[T]{c: c, res: res.Resource(), manager: opts.FieldManager, accept: kube.ContentTypeJSON}
 	if r.manager == "" {
 		r.manager = DefaultFieldManager()
 	}
@@ -88,17 +90,22 @@ func For[T watch.Object](c *kube.Client, res kube.Resource, opts Options) *Resou
 }
 
 // ForName resolves name through discovery (c.Resolve: "deploy",
-// "deployments.apps", "Deployment", ...) and returns its Resource.
-func ForName[T watch.Object](ctx context.Context, c *kube.Client, name string, opts Options) (*Resource[T], error) {
+// "deployments.apps", "Deployment", ...) and returns its Client, or an
+// error when T is of another kind than the resource found (kube.NewTyped).
+func ForName[T watch.Object](ctx context.Context, c *kube.Client, name string, opts Options) (*Client[T], error) {
 	res, err := c.Resolve(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	return For[T](c, res, opts), nil
+	typed, err := kube.NewTyped[T](res)
+	if err != nil {
+		return nil, err
+	}
+	return For(c, typed, opts), nil
 }
 
 // Resource is the API resource r reads and writes.
-func (r *Resource[T]) Resource() kube.Resource { return r.res }
+func (r *Client[T]) Resource() kube.Resource { return r.res }
 
 // DefaultFieldManager is the field manager of writes that name none: the
 // program's name, as the API server would derive it from a User-Agent
@@ -128,30 +135,65 @@ type call struct {
 }
 
 // do sends a call and decodes the answer as T.
-func (r *Resource[T]) do(ctx context.Context, cl call) (T, error) {
+func (r *Client[T]) do(ctx context.Context, cl call) (T, error) {
 	var zero T
 	resp, err := r.send(ctx, cl)
 	if err != nil {
+		r.uncertain(ctx, cl, err)
 		return zero, err
 	}
 	defer resp.Body.Close()
 	body, err := readBody(resp)
-	if err != nil {
-		return zero, r.opError(cl, fmt.Errorf("reading the answer: %w", err))
+	if err == nil && len(body) > maxObjectBody {
+		err = fmt.Errorf("answer larger than %d bytes", maxObjectBody)
+	} else if err != nil {
+		err = fmt.Errorf("reading the answer: %w", err)
 	}
-	if len(body) > maxObjectBody {
-		return zero, r.opError(cl, fmt.Errorf("answer larger than %d bytes", maxObjectBody))
+	var obj T
+	if err == nil {
+		obj, err = watch.DecodeObject[T](r.c, body, resp.Header.Get("Content-Type"))
 	}
-	obj, err := watch.DecodeObject[T](r.c, body, resp.Header.Get("Content-Type"))
 	if err != nil {
-		return zero, r.opError(cl, err)
+		err = r.opError(cl, err)
+		r.uncertain(ctx, cl, err) // done, but with what version is unknown
+		return zero, err
+	}
+	if cl.method != http.MethodGet && cl.query.Get("dryRun") == "" {
+		r.c.RecordWrite(ctx, written(r.res, obj, false))
 	}
 	return obj, nil
 }
 
+// uncertain tells the client's WriteRecorder of a write that failed with
+// err when the server may have done it all the same (see
+// kube.Written.Uncertain): a failure with no answer, or kube.OutcomeUnknown.
+func (r *Client[T]) uncertain(ctx context.Context, cl call, err error) {
+	if cl.method == http.MethodGet || cl.query.Get("dryRun") != "" || kube.IsFenced(err) {
+		return
+	}
+	if se, ok := kube.AsStatus(err); ok && !kube.OutcomeUnknown(int(se.Code)) {
+		return // the server's answer: not done
+	}
+	r.c.RecordWrite(ctx, kube.Written{Resource: r.res, Namespace: cl.ns, Name: cl.name,
+		Deleted: cl.method == http.MethodDelete, Uncertain: true})
+}
+
+// written is what a write's answer obj tells the client's WriteRecorder.
+func written[T watch.Object](res kube.Resource, obj T, deleted bool) kube.Written {
+	w := kube.Written{Resource: res, Namespace: obj.GetNamespace(), Name: obj.GetName(),
+		ResourceVersion: obj.GetResourceVersion(), Deleted: deleted}
+	if u, ok := any(obj).(interface{ GetUID() types.UID }); ok {
+		w.UID = string(u.GetUID())
+	}
+	if l, ok := any(obj).(interface{ GetLabels() map[string]string }); ok {
+		w.Labels = l.GetLabels()
+	}
+	return w
+}
+
 // send sends a call whose answer the caller reads; non-2xx answers are
 // errors.
-func (r *Resource[T]) send(ctx context.Context, cl call) (*http.Response, error) {
+func (r *Client[T]) send(ctx context.Context, cl call) (*http.Response, error) {
 	resp, err := r.c.Send(ctx, kube.Request{Method: cl.method, Path: r.path(cl.ns, cl.name, cl.sub),
 		Query: cl.query, Accept: r.accept, ContentType: cl.ctype, Body: cl.body, Repeatable: cl.repeatable})
 	if err != nil {
@@ -162,7 +204,7 @@ func (r *Resource[T]) send(ctx context.Context, cl call) (*http.Response, error)
 
 // path is the URL path of an object, its subresource, or (name "") the
 // collection.
-func (r *Resource[T]) path(ns, name, sub string) string {
+func (r *Client[T]) path(ns, name, sub string) string {
 	p := r.res.Path(ns)
 	if name == "" {
 		return p
@@ -174,7 +216,7 @@ func (r *Resource[T]) path(ns, name, sub string) string {
 	return p
 }
 
-func (r *Resource[T]) opError(cl call, err error) error {
+func (r *Client[T]) opError(cl call, err error) error {
 	return &kube.OpError{Op: cl.op, Resource: r.res.String(), Namespace: cl.ns, Name: cl.name, Err: err}
 }
 

@@ -16,7 +16,7 @@ import (
 
 func TestCreateGetUpdateDelete(t *testing.T) {
 	_, c := startSim(t)
-	cms := client.For[*ConfigMap](c, configMaps, client.Options{})
+	cms := client.For(c, kube.Typed[*ConfigMap](configMaps), client.Options{})
 
 	created, err := cms.Create(bg, cm("a", map[string]string{"k": "1"}), client.CreateOptions{})
 	require.NoError(t, err)
@@ -54,7 +54,7 @@ func TestCreateGetUpdateDelete(t *testing.T) {
 
 func TestCreateOfAnExistingNameIsAlreadyExists(t *testing.T) {
 	_, c := startSim(t)
-	cms := client.For[*ConfigMap](c, configMaps, client.Options{})
+	cms := client.For(c, kube.Typed[*ConfigMap](configMaps), client.Options{})
 	_, err := cms.Create(bg, cm("a", nil), client.CreateOptions{})
 	require.NoError(t, err)
 	_, err = cms.Create(bg, cm("a", nil), client.CreateOptions{})
@@ -63,8 +63,8 @@ func TestCreateOfAnExistingNameIsAlreadyExists(t *testing.T) {
 }
 
 func TestModifyRetriesOnConflict(t *testing.T) {
-	h, c := startSim(t)
-	cms := client.For[*ConfigMap](c, configMaps, client.Options{})
+	srv, c := startSim(t)
+	cms := client.For(c, kube.Typed[*ConfigMap](configMaps), client.Options{})
 	_, err := cms.Create(bg, cm("a", map[string]string{"n": "0"}), client.CreateOptions{})
 	require.NoError(t, err)
 	calls := 0
@@ -72,7 +72,7 @@ func TestModifyRetriesOnConflict(t *testing.T) {
 		calls++
 		if calls == 1 {
 			// Another writer changes the object between our read and our update.
-			_, err := h.Server.Patch("configmaps", "demo", "a", []byte(`{"data":{"other":"x"}}`))
+			_, err := srv.Patch("configmaps", "demo", "a", `{"data":{"other":"x"}}`)
 			require.NoError(t, err)
 		}
 		m.Data["n"] = "1"
@@ -89,7 +89,7 @@ func TestModifyRetriesOnConflict(t *testing.T) {
 
 func TestPatchTypes(t *testing.T) {
 	_, c := startSim(t)
-	cms := client.For[*ConfigMap](c, configMaps, client.Options{})
+	cms := client.For(c, kube.Typed[*ConfigMap](configMaps), client.Options{})
 	_, err := cms.Create(bg, cm("a", map[string]string{"a": "1", "b": "2"}), client.CreateOptions{})
 	require.NoError(t, err)
 
@@ -113,7 +113,7 @@ func TestPatchTypes(t *testing.T) {
 
 func TestUpdateStatusWritesOnlyStatus(t *testing.T) {
 	_, c := startSim(t)
-	deps := client.For[*Deployment](c, deployments, client.Options{})
+	deps := client.For(c, kube.Typed[*Deployment](deployments), client.Options{})
 	d, err := deps.Create(bg, deployment("web", 2), client.CreateOptions{})
 	require.NoError(t, err)
 
@@ -134,12 +134,12 @@ func TestUpdateStatusWritesOnlyStatus(t *testing.T) {
 }
 
 func TestDryRunLeavesNoTrace(t *testing.T) {
-	h, c := startSim(t)
-	cms := client.For[*ConfigMap](c, configMaps, client.Options{})
+	srv, c := startSim(t)
+	cms := client.For(c, kube.Typed[*ConfigMap](configMaps), client.Options{})
 	out, err := cms.Create(bg, cm("a", map[string]string{"k": "v"}), client.CreateOptions{WriteOptions: client.WriteOptions{DryRun: true}})
 	require.NoError(t, err)
 	require.Equal(t, "v", out.Data["k"])
-	_, err = h.Server.Get("configmaps", "demo", "a")
+	_, err = srv.Get("configmaps", "demo", "a")
 	require.Error(t, err, "a dry-run create stores nothing")
 	_, err = cms.Get(bg, "demo", "a", client.GetOptions{})
 	require.True(t, kube.IsNotFound(err), "%v", err)
@@ -147,7 +147,7 @@ func TestDryRunLeavesNoTrace(t *testing.T) {
 
 func TestUnstructuredObjects(t *testing.T) {
 	_, c := startSim(t)
-	objs := client.For[*unstructured.Unstructured](c, configMaps, client.Options{})
+	objs := client.For(c, kube.Typed[*unstructured.Unstructured](configMaps), client.Options{})
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"metadata": map[string]any{"name": "u", "namespace": "demo"},
 		"data":     map[string]any{"x": "y"},
@@ -158,14 +158,14 @@ func TestUnstructuredObjects(t *testing.T) {
 	data, _, _ := unstructured.NestedStringMap(out.Object, "data")
 	require.Equal(t, map[string]string{"x": "y"}, data)
 
-	page, err := objs.List(bg, "demo", watch.ListOptions{})
+	page, err := objs.List(bg, kube.Scope{Namespace: "demo"}, watch.ListOptions{})
 	require.NoError(t, err)
 	require.Len(t, page.Items, 1)
 }
 
 func TestDeleteCollectionBySelector(t *testing.T) {
 	_, c := startSim(t)
-	cms := client.For[*ConfigMap](c, configMaps, client.Options{})
+	cms := client.For(c, kube.Typed[*ConfigMap](configMaps), client.Options{})
 	for _, n := range []string{"a", "b", "c"} {
 		m := cm(n, nil)
 		if n != "c" {
@@ -174,8 +174,8 @@ func TestDeleteCollectionBySelector(t *testing.T) {
 		_, err := cms.Create(bg, m, client.CreateOptions{})
 		require.NoError(t, err)
 	}
-	require.NoError(t, cms.DeleteCollection(bg, "demo", watch.ListOptions{LabelSelector: "drop=yes"}, client.DeleteOptions{}))
-	page, err := cms.List(bg, "demo", watch.ListOptions{})
+	require.NoError(t, cms.DeleteCollection(bg, kube.Scope{Namespace: "demo", LabelSelector: "drop=yes"}, client.DeleteOptions{}))
+	page, err := cms.List(bg, kube.Scope{Namespace: "demo"}, watch.ListOptions{})
 	require.NoError(t, err)
 	require.Len(t, page.Items, 1)
 	require.Equal(t, "c", page.Items[0].Name)
@@ -183,14 +183,14 @@ func TestDeleteCollectionBySelector(t *testing.T) {
 
 func TestBadInputIsRefusedBeforeSending(t *testing.T) {
 	c, tr := cannedClient(t, kube.Config{})
-	cms := client.For[*ConfigMap](c, configMaps, client.Options{})
-	nss := client.For[*unstructured.Unstructured](c, namespaces, client.Options{})
+	cms := client.For(c, kube.Typed[*ConfigMap](configMaps), client.Options{})
+	nss := client.For(c, kube.Typed[*unstructured.Unstructured](namespaces), client.Options{})
 	wrongKind := &unstructured.Unstructured{Object: map[string]any{"kind": "Secret", "apiVersion": "v1",
 		"metadata": map[string]any{"name": "x", "namespace": "demo"}}}
 	wrongVersion := &unstructured.Unstructured{Object: map[string]any{"kind": "ConfigMap", "apiVersion": "v2",
 		"metadata": map[string]any{"name": "x", "namespace": "demo"}}}
 	cluster := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "x", "namespace": "demo"}}}
-	cmsU := client.For[*unstructured.Unstructured](c, configMaps, client.Options{})
+	cmsU := client.For(c, kube.Typed[*unstructured.Unstructured](configMaps), client.Options{})
 	tests := []struct {
 		name, what string
 		call       func() error
@@ -252,7 +252,7 @@ func TestMalformedAnswersAreNamedErrors(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, _ := cannedClient(t, kube.Config{}, cannedAnswer{code: http.StatusOK, body: body})
-			_, err := client.For[*ConfigMap](c, configMaps, client.Options{}).Get(bg, "demo", "a", client.GetOptions{})
+			_, err := client.For(c, kube.Typed[*ConfigMap](configMaps), client.Options{}).Get(bg, "demo", "a", client.GetOptions{})
 			var de *watch.DecodeError
 			require.True(t, errors.As(err, &de), "%v", err)
 			require.Contains(t, err.Error(), `get configmaps "a" in namespace "demo"`)
@@ -265,7 +265,7 @@ func TestMetadataOnlyReadsAndForName(t *testing.T) {
 	cms, err := client.ForName[*metav1.PartialObjectMetadata](bg, c, "cm", client.Options{})
 	require.NoError(t, err)
 	require.Equal(t, "configmaps", cms.Resource().Resource)
-	_, err = client.For[*ConfigMap](c, kube.ConfigMaps, client.Options{}).Create(bg, cm("a", map[string]string{"k": "v"}), client.CreateOptions{})
+	_, err = client.For(c, kube.Typed[*ConfigMap](kube.ConfigMaps), client.Options{}).Create(bg, cm("a", map[string]string{"k": "v"}), client.CreateOptions{})
 	require.NoError(t, err)
 	meta, err := cms.Get(bg, "demo", "a", client.GetOptions{})
 	require.NoError(t, err)

@@ -3,14 +3,15 @@
 // kube (its credentials, its rate limit, its typed errors) and the codecs
 // of package watch, without client-go.
 //
-//	pods := client.For[*corev1.Pod](c, kube.Pods, client.Options{})
+//	var Pods = kube.Typed[*corev1.Pod](kube.Pods)
+//	pods := client.For(c, Pods, client.Options{})
 //	pod, err := pods.Get(ctx, "default", "web", client.GetOptions{})
 //
-// A Resource[T] names its resource once (a kube.Resource, written out or
-// found by c.Resolve) and takes the object types the informer takes: a
+// A Client[T] names its resource and type once (a kube.TypedResource,
+// of a kube.Resource written out or found by c.Resolve) and takes the object types the informer takes: a
 // typed k8s.io/api object, a slim struct holding only the fields the
 // caller uses, *unstructured.Unstructured. Bodies are JSON; apiVersion and
-// kind are filled in from the Resource when the object leaves them empty,
+// kind are filled in from the resource when the object leaves them empty,
 // and an object of another kind or version is refused.
 //
 // # Verbs
@@ -21,11 +22,11 @@
 //     409), Patch (MergePatch, JSONPatch, StrategicMergePatch for built-in
 //     types), Apply (server-side apply: field manager, Force; see Apply for
 //     what a typed object claims), Delete (preconditions on uid and
-//     resourceVersion, propagation, grace period) and DeleteCollection by
-//     selector; GetScale and SetScale for the scale subresource; any named
+//     resourceVersion, propagation, grace period) and DeleteCollection of
+//     a kube.Scope; GetScale and SetScale for the scale subresource; any named
 //     subresource through the options' Subresource.
 //   - Every write takes DryRun and a FieldManager; a write that names none
-//     uses the Resource's, by default DefaultFieldManager (the program's
+//     uses the Client's, by default DefaultFieldManager (the program's
 //     name).
 //
 // # Errors and retries

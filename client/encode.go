@@ -19,7 +19,7 @@ var enc = jsoniter.ConfigCompatibleWithStandardLibrary
 
 // ProtobufMarshaler is an object type with a generated protobuf Marshal,
 // as every k8s.io/api type has. Such objects are sent in protobuf unless
-// the Resource's Options.Encoding, or its kube.Config's ContentType, says
+// the Client's Options.Encoding, or its kube.Config's ContentType, says
 // JSON.
 type ProtobufMarshaler interface {
 	Marshal() ([]byte, error)
@@ -148,7 +148,7 @@ func isEmptyObject(rest []byte) bool {
 // encodeProtobuf encodes obj in the API server's protobuf envelope.
 func encodeProtobuf(obj ProtobufMarshaler, res kube.Resource) ([]byte, error) {
 	if res.Kind == "" {
-		return nil, errors.New("protobuf bodies need the Resource's Kind")
+		return nil, errors.New("protobuf bodies need the Client's Kind")
 	}
 	raw, err := obj.Marshal()
 	if err != nil {

@@ -3,13 +3,12 @@ package client_test
 import (
 	"context"
 	"fmt"
-	"net"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kwatch/kwatch/client"
-	"github.com/kwatch/kwatch/internal/sim"
 	"github.com/kwatch/kwatch/kube"
+	"github.com/kwatch/kwatch/kwatchtest"
 )
 
 // Secret holds what the example uses of a secret.
@@ -21,17 +20,18 @@ type Secret struct {
 }
 
 // Create an object, update it on a fresh read, and see a stale write
-// refused with a typed conflict.
+// refused with a typed conflict. The server is kwatchtest's simulator,
+// served in the process.
 func Example() {
-	srv, _ := sim.New(sim.Options{})
-	_ = srv.EnsureNamespace("demo")
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	go srv.Serve(ctx, ln)
-
-	c, _ := kube.NewClient(&kube.Config{Host: "http://" + ln.Addr().String()})
-	secrets := client.For[*Secret](c, kube.Resource{Version: "v1", Resource: "secrets", Kind: "Secret", Namespaced: true},
+	ctx := context.Background()
+	srv, err := kwatchtest.Serve(ctx, kwatchtest.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	c, _ := kube.NewClient(srv.Config())
+	secrets := client.For(c, kube.Typed[*Secret](kube.Resource{Version: "v1", Resource: "secrets", Kind: "Secret", Namespaced: true}),
 		client.Options{FieldManager: "example"})
 
 	s, err := secrets.Create(ctx, &Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "db"},

@@ -12,9 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kwatch/kwatch/internal/sim"
-	"github.com/kwatch/kwatch/internal/sim/simtest"
 	"github.com/kwatch/kwatch/kube"
+	"github.com/kwatch/kwatch/kwatchtest"
 )
 
 // ConfigMap holds what these tests read of a configmap.
@@ -59,13 +58,13 @@ var (
 
 // startSim serves a simulator with namespace demo and returns a client
 // for it.
-func startSim(t *testing.T) (*simtest.Harness, *kube.Client) {
+func startSim(t *testing.T) (*kwatchtest.Server, *kube.Client) {
 	t.Helper()
-	h := simtest.Start(t, sim.Options{})
-	require.NoError(t, h.Server.EnsureNamespace("demo"))
-	c, err := kube.NewClient(&kube.Config{Host: h.URL})
+	srv := kwatchtest.Start(t, kwatchtest.Options{})
+	srv.MustApply(`{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "demo"}}`)
+	c, err := kube.NewClient(srv.Config())
 	require.NoError(t, err)
-	return h, c
+	return srv, c
 }
 
 func cm(name string, data map[string]string) *ConfigMap {

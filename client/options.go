@@ -28,7 +28,7 @@ const (
 // WriteOptions are what every write takes.
 type WriteOptions struct {
 	// FieldManager names the writer in metadata.managedFields. Empty means
-	// the Resource's (Options.FieldManager, by default DefaultFieldManager).
+	// the Client's (Options.FieldManager, by default DefaultFieldManager).
 	FieldManager string
 	// DryRun asks the server to do everything but store the result.
 	DryRun bool
@@ -93,7 +93,7 @@ type PatchOptions struct {
 
 // ApplyOptions are the options of Apply.
 type ApplyOptions struct {
-	// FieldManager names the applier; empty means the Resource's. Apply
+	// FieldManager names the applier; empty means the Client's. Apply
 	// always sends one: the server requires it.
 	FieldManager string
 	// Force takes ownership of fields another manager owns instead of

@@ -61,7 +61,7 @@ func RetryOnConflict(ctx context.Context, pace Retry, fn func(ctx context.Contex
 // read on a conflict (DefaultRetry pacing). change may return ErrNoChange
 // to skip the update; any other error ends Modify with it. The object
 // returned is the server's after the update (or the one read, unchanged).
-func (r *Resource[T]) Modify(ctx context.Context, ns, name string, change func(T) error, opts UpdateOptions) (T, error) {
+func (r *Client[T]) Modify(ctx context.Context, ns, name string, change func(T) error, opts UpdateOptions) (T, error) {
 	var out T
 	err := RetryOnConflict(ctx, Retry{}, func(ctx context.Context) error {
 		cur, err := r.Get(ctx, ns, name, GetOptions{Subresource: opts.Subresource})

@@ -50,7 +50,7 @@ func (s *Scale) GetAnnotations() map[string]string { return nil }
 var _ watch.Object = (*Scale)(nil)
 
 // GetScale reads the scale subresource of ns/name.
-func (r *Resource[T]) GetScale(ctx context.Context, ns, name string) (*Scale, error) {
+func (r *Client[T]) GetScale(ctx context.Context, ns, name string) (*Scale, error) {
 	if err := r.checkTarget(ns, name); err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func (r *Resource[T]) GetScale(ctx context.Context, ns, name string) (*Scale, er
 // SetScale sets the desired replicas of ns/name through its scale
 // subresource (a merge patch of spec.replicas: no read needed, no
 // conflict possible) and returns the Scale after it.
-func (r *Resource[T]) SetScale(ctx context.Context, ns, name string, replicas int32, opts WriteOptions) (*Scale, error) {
+func (r *Client[T]) SetScale(ctx context.Context, ns, name string, replicas int32, opts WriteOptions) (*Scale, error) {
 	if err := r.checkTarget(ns, name); err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func (r *Resource[T]) SetScale(ctx context.Context, ns, name string, replicas in
 		query: opts.query(r.manager), body: body, ctype: string(MergePatch), repeatable: true})
 }
 
-func (r *Resource[T]) scaleCall(ctx context.Context, cl call) (*Scale, error) {
-	scales := &Resource[*Scale]{c: r.c, res: r.res, manager: r.manager, accept: kube.ContentTypeJSON}
+func (r *Client[T]) scaleCall(ctx context.Context, cl call) (*Scale, error) {
+	scales := &Client[*Scale]{c: r.c, res: r.res, manager: r.manager, accept: kube.ContentTypeJSON}
 	return scales.do(ctx, cl)
 }

@@ -21,7 +21,7 @@ func inputErr(what, format string, args ...any) error {
 }
 
 // checkTarget checks the namespace and name of a single-object request.
-func (r *Resource[T]) checkTarget(ns, name string) error {
+func (r *Client[T]) checkTarget(ns, name string) error {
 	if err := r.checkNamespace(ns, true); err != nil {
 		return err
 	}
@@ -31,7 +31,7 @@ func (r *Resource[T]) checkTarget(ns, name string) error {
 // checkNamespace checks ns for r's scope. needed says a namespaced
 // request must name one (single objects, creates); lists and collection
 // deletes may span all namespaces.
-func (r *Resource[T]) checkNamespace(ns string, needed bool) error {
+func (r *Client[T]) checkNamespace(ns string, needed bool) error {
 	switch {
 	case !r.res.Namespaced && ns != "":
 		return inputErr("namespace", "%s is cluster-scoped, but namespace %q was given", r.res, ns)

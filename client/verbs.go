@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 
@@ -12,7 +11,7 @@ import (
 )
 
 // Get reads the object ns/name (ns "" for a cluster-scoped resource).
-func (r *Resource[T]) Get(ctx context.Context, ns, name string, opts GetOptions) (T, error) {
+func (r *Client[T]) Get(ctx context.Context, ns, name string, opts GetOptions) (T, error) {
 	var zero T
 	if err := r.checkTarget(ns, name); err != nil {
 		return zero, err
@@ -24,18 +23,19 @@ func (r *Resource[T]) Get(ctx context.Context, ns, name string, opts GetOptions)
 	return r.do(ctx, call{op: "get", method: http.MethodGet, ns: ns, name: name, sub: opts.Subresource, query: q})
 }
 
-// List reads one page of the objects in ns ("" for all namespaces).
-func (r *Resource[T]) List(ctx context.Context, ns string, opts watch.ListOptions) (*watch.ListPage[T], error) {
-	if err := r.checkNamespace(ns, false); err != nil {
+// List reads one page of the objects in sc (a namespace, "" for all, and
+// the selectors, which the server judges).
+func (r *Client[T]) List(ctx context.Context, sc kube.Scope, opts watch.ListOptions) (*watch.ListPage[T], error) {
+	if err := r.checkNamespace(sc.Namespace, false); err != nil {
 		return nil, err
 	}
-	return watch.List[T](ctx, r.c, r.res, ns, opts)
+	return watch.List[T](ctx, r.c, r.res, sc, opts)
 }
 
 // Create creates obj in its metadata.namespace and returns the server's
 // object. It is never sent twice: after a 429 or 503 the error is
 // returned, as a create that may have happened cannot be repeated safely.
-func (r *Resource[T]) Create(ctx context.Context, obj T, opts CreateOptions) (T, error) {
+func (r *Client[T]) Create(ctx context.Context, obj T, opts CreateOptions) (T, error) {
 	var zero T
 	ns := obj.GetNamespace()
 	if err := r.checkNamespace(ns, true); err != nil {
@@ -62,7 +62,7 @@ func (r *Resource[T]) Create(ctx context.Context, obj T, opts CreateOptions) (T,
 // re-read and try again, as RetryOnConflict does; without it, the update
 // overwrites whatever is stored. Only an update with a resourceVersion is
 // sent again after a 429 or 503.
-func (r *Resource[T]) Update(ctx context.Context, obj T, opts UpdateOptions) (T, error) {
+func (r *Client[T]) Update(ctx context.Context, obj T, opts UpdateOptions) (T, error) {
 	var zero T
 	ns, name := obj.GetNamespace(), obj.GetName()
 	if err := r.checkTarget(ns, name); err != nil {
@@ -78,13 +78,13 @@ func (r *Resource[T]) Update(ctx context.Context, obj T, opts UpdateOptions) (T,
 
 // UpdateStatus replaces the status of obj through the status subresource;
 // the rest of obj is ignored by the server.
-func (r *Resource[T]) UpdateStatus(ctx context.Context, obj T, opts WriteOptions) (T, error) {
+func (r *Client[T]) UpdateStatus(ctx context.Context, obj T, opts WriteOptions) (T, error) {
 	return r.Update(ctx, obj, UpdateOptions{WriteOptions: opts, Subresource: "status"})
 }
 
 // Patch applies a patch of type pt to ns/name (or its subresource) and
 // returns the server's object.
-func (r *Resource[T]) Patch(ctx context.Context, ns, name string, pt PatchType, patch []byte, opts PatchOptions) (T, error) {
+func (r *Client[T]) Patch(ctx context.Context, ns, name string, pt PatchType, patch []byte, opts PatchOptions) (T, error) {
 	var zero T
 	if err := r.checkTarget(ns, name); err != nil {
 		return zero, err
@@ -106,14 +106,14 @@ func (r *Resource[T]) Patch(ctx context.Context, ns, name string, pt PatchType, 
 // creationTimestamp: null) are claimed too. An unstructured map or a slim
 // struct with omitempty fields says exactly what is meant. Apply is
 // declarative, so it is sent again after a 429 or 503.
-func (r *Resource[T]) Apply(ctx context.Context, obj T, opts ApplyOptions) (T, error) {
+func (r *Client[T]) Apply(ctx context.Context, obj T, opts ApplyOptions) (T, error) {
 	var zero T
 	ns, name := obj.GetNamespace(), obj.GetName()
 	if err := r.checkTarget(ns, name); err != nil {
 		return zero, err
 	}
 	if r.res.Kind == "" {
-		return zero, inputErr("kind", "apply needs the kind of %s: the Resource has no Kind", r.res)
+		return zero, inputErr("kind", "apply needs the kind of %s: the resource has no Kind", r.res)
 	}
 	body, err := encodeJSON(obj, r.res)
 	if err != nil {
@@ -134,31 +134,25 @@ func (r *Resource[T]) Apply(ctx context.Context, obj T, opts ApplyOptions) (T, e
 // (finalizers, a pod's grace period, foreground propagation): watch for
 // the DELETED event to know it is gone. A delete is sent again after a 429
 // or 503 only with a precondition.
-func (r *Resource[T]) Delete(ctx context.Context, ns, name string, opts DeleteOptions) error {
+func (r *Client[T]) Delete(ctx context.Context, ns, name string, opts DeleteOptions) error {
 	if err := r.checkTarget(ns, name); err != nil {
 		return err
 	}
 	return r.deleteCall(ctx, call{op: "delete", method: http.MethodDelete, ns: ns, name: name}, opts)
 }
 
-// DeleteCollection deletes the objects in ns ("" for all namespaces) that
-// the selectors of sel match (ListOptions' LabelSelector and
-// FieldSelector; no selector deletes them all).
-func (r *Resource[T]) DeleteCollection(ctx context.Context, ns string, sel watch.ListOptions, opts DeleteOptions) error {
-	if err := r.checkNamespace(ns, false); err != nil {
+// DeleteCollection deletes the objects in sc (a namespace, "" for all;
+// without selectors every object there).
+func (r *Client[T]) DeleteCollection(ctx context.Context, sc kube.Scope, opts DeleteOptions) error {
+	if err := r.checkNamespace(sc.Namespace, false); err != nil {
 		return err
 	}
 	q := url.Values{}
-	if sel.LabelSelector != "" {
-		q.Set("labelSelector", sel.LabelSelector)
-	}
-	if sel.FieldSelector != "" {
-		q.Set("fieldSelector", sel.FieldSelector)
-	}
-	return r.deleteCall(ctx, call{op: "deletecollection", method: http.MethodDelete, ns: ns, query: q}, opts)
+	sc.SetQuery(q)
+	return r.deleteCall(ctx, call{op: "deletecollection", method: http.MethodDelete, ns: sc.Namespace, query: q}, opts)
 }
 
-func (r *Resource[T]) deleteCall(ctx context.Context, cl call, opts DeleteOptions) error {
+func (r *Client[T]) deleteCall(ctx context.Context, cl call, opts DeleteOptions) error {
 	if opts.Propagation != "" && opts.Propagation != Orphan && opts.Propagation != Background && opts.Propagation != Foreground {
 		return inputErr("propagation", "propagation policy %q is not Orphan, Background or Foreground", opts.Propagation)
 	}
@@ -174,22 +168,45 @@ func (r *Resource[T]) deleteCall(ctx context.Context, cl call, opts DeleteOption
 	cl.repeatable = opts.Preconditions != (Preconditions{})
 	resp, err := r.send(ctx, cl)
 	if err != nil {
+		if cl.name != "" {
+			r.uncertain(ctx, cl, err)
+		}
 		return err
 	}
-	// Read the answer (the object or a Status) so the connection is reused.
-	_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, maxObjectBody))
+	// Read the answer (the object or a Status) whole, so the connection
+	// is reused.
+	body, err := readBody(resp)
 	if cerr := resp.Body.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return r.opError(cl, fmt.Errorf("reading the answer: %w", err))
+		err = r.opError(cl, fmt.Errorf("reading the answer: %w", err))
+		if cl.name != "" {
+			r.uncertain(ctx, cl, err)
+		}
+		return err
+	}
+	if cl.name != "" && !opts.DryRun {
+		r.c.RecordWrite(ctx, r.deleted(cl, body, resp.Header.Get("Content-Type")))
 	}
 	return nil
 }
 
+// deleted is what a delete's answer tells the client's WriteRecorder: the
+// object's uid and version when the answer is the object (most resources
+// answer so), the name alone when it is a Status.
+func (r *Client[T]) deleted(cl call, body []byte, ctype string) kube.Written {
+	if len(body) <= maxObjectBody {
+		if obj, err := watch.DecodeObject[T](r.c, body, ctype); err == nil && obj.GetName() == cl.name {
+			return written(r.res, obj, true)
+		}
+	}
+	return kube.Written{Resource: r.res, Namespace: cl.ns, Name: cl.name, Deleted: true}
+}
+
 // encode is the body of a create or update: protobuf when asked and T has
 // a generated Marshal, JSON otherwise.
-func (r *Resource[T]) encode(obj T) ([]byte, string, error) {
+func (r *Client[T]) encode(obj T) ([]byte, string, error) {
 	if r.proto {
 		b, err := encodeProtobuf(any(obj).(ProtobufMarshaler), r.res)
 		return b, kube.ContentTypeProtobuf, err

@@ -20,15 +20,15 @@ import (
 func TestControllerOnACompactCache(t *testing.T) {
 	_, c := start(t)
 	m, err := controller.NewManager(c, controller.ManagerOptions{Logger: quiet(),
-		InformerOptions: func(kube.Resource) controller.InformerTuning {
-			return controller.InformerTuning{Store: informer.StoreCompact}
+		InformerTuning: func(kube.Resource) informer.Tuning {
+			return informer.Tuning{Store: informer.StoreCompact}
 		}})
 	require.NoError(t, err)
-	cache, err := controller.Cache[*Obj](m, kube.ConfigMaps)
+	cache, err := controller.Cache(m, kube.Typed[*Obj](kube.ConfigMaps))
 	require.NoError(t, err)
 	var mu sync.Mutex
 	seen := map[string]string{} // name -> data["v"] read by the last reconcile
-	_, err = controller.New(m, controller.Config[*Obj]{Name: "c", For: kube.ConfigMaps,
+	_, err = controller.New(m, controller.Config[*Obj]{Name: "c", For: kube.Typed[*Obj](kube.ConfigMaps),
 		Reconcile: func(ctx context.Context, key controller.Key) (controller.Result, error) {
 			o, ok, err := cache.Get(ctx, key)
 			if err != nil || !ok {
@@ -40,7 +40,7 @@ func TestControllerOnACompactCache(t *testing.T) {
 			return controller.Result{}, nil
 		}})
 	require.NoError(t, err)
-	cms := client.For[*Obj](c, kube.ConfigMaps, client.Options{})
+	cms := client.For(c, kube.Typed[*Obj](kube.ConfigMaps), client.Options{})
 	for i := range 20 {
 		o := obj(fmt.Sprintf("cm-%d", i), nil)
 		o.Data = map[string]string{"v": "1"}
@@ -59,9 +59,20 @@ func TestControllerOnACompactCache(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return read("cm-3") == "2" }, waitLong, tick)
 
-	inf, err := controller.Informer[*Obj](m, kube.ConfigMaps)
+	inf, err := controller.Informer(m, kube.Typed[*Obj](kube.ConfigMaps))
 	require.NoError(t, err)
 	st := inf.Stats()
 	require.LessOrEqual(t, st.Decodes, int64(22), "a decode per version read, none per event: %+v", st)
 	require.Zero(t, st.DecodeErrors)
+}
+
+// TestManagerCachesAreCompactByDefault: a manager without InformerTuning
+// builds its caches on the compact store.
+func TestManagerCachesAreCompactByDefault(t *testing.T) {
+	_, c := start(t)
+	m, err := controller.NewManager(c, controller.ManagerOptions{Logger: quiet()})
+	require.NoError(t, err)
+	inf, err := controller.Informer(m, kube.Typed[*Obj](kube.ConfigMaps))
+	require.NoError(t, err)
+	require.Equal(t, informer.StoreCompact, inf.StoreMode())
 }

@@ -29,10 +29,10 @@ type Config[P watch.Object] struct {
 	Name string
 	// For is the primary resource: a change of one of its objects enqueues
 	// the object's key. Required.
-	For kube.Resource
+	For kube.TypedResource[P]
 	// ForScope narrows the primary objects to a namespace and selectors;
-	// the zero Scope is the manager's.
-	ForScope Scope
+	// the zero kube.Scope is the manager's.
+	ForScope kube.Scope
 	// Predicates filter the changes of the primary objects that enqueue.
 	Predicates []Predicate[P]
 	// Owns and Watches are the other sources of keys (see Owns and
@@ -56,13 +56,24 @@ type Controller struct {
 	runner  *queue.Runner[Key]
 	synced  []func(context.Context) bool
 	sources []string
-	shard   *shardFilter // nil unless the manager is sharded
+}
+
+// wrapping is what the manager puts around each of its controllers:
+// nothing, or its sharding (shard.go). See wrapFor.
+type wrapping struct {
+	// scopes are where the primary objects are watched: the ForScope
+	// itself, or the scopes sharding divides it into.
+	scopes []kube.Scope
+	// gate wraps the reconciler: whether a key is reconciled here, now.
+	gate func(Reconciler) Reconciler
+	// sources feed the queue beside For, Owns and Watches.
+	sources []Source
 }
 
 // New adds a controller to m. Its informers are started by m.Run, its
 // workers only once every informer it uses has synced.
 func New[P watch.Object](m *Manager, cfg Config[P]) (*Controller, error) {
-	if cfg.Name == "" || cfg.Reconcile == nil || cfg.For.Resource == "" {
+	if cfg.Name == "" || cfg.Reconcile == nil || cfg.For.IsZero() {
 		return nil, errors.New("controller: Config needs Name, For and Reconcile")
 	}
 	m.mu.Lock()
@@ -79,22 +90,22 @@ func New[P watch.Object](m *Manager, cfg Config[P]) (*Controller, error) {
 	}
 	log := m.log.With("controller", cfg.Name)
 	c := &Controller{name: cfg.Name, log: log}
-	reconcile := cfg.Reconcile
-	if m.member != nil {
-		f, err := newShardFilter(m, cfg.Name, cfg)
-		if err != nil {
-			return nil, err
-		}
-		c.shard, reconcile = f, f.wrap(reconcile)
+	wrap, err := wrapFor(m, cfg)
+	if err != nil {
+		return nil, err
 	}
+	// Inside the gate: a key this replica does not reconcile is not
+	// parked for writes it will never make.
+	reconcile := wrap.gate(m.expect.gate(cfg.Name, func(k Key) { c.runner.Add(k) }, cfg.Reconcile))
+	reconcile = m.fence.wrap(cfg.Name, reconcile)
 	runner, err := queue.NewRunner(queue.RunnerOptions[Key]{
 		Workers:      cfg.Workers,
 		DrainTimeout: m.opts.ShutdownTimeout,
 		Logger:       log,
-		Queue: queue.RateLimitedOptions[Key]{RateLimiter: cfg.RateLimiter,
+		Queue: queue.RateLimitedOptions[Key]{RateLimiter: m.expect.limiter(cfg.Name, cfg.RateLimiter),
 			Options: queue.Options{Name: cfg.Name, Metrics: m.opts.Metrics}},
 		Reconcile: func(ctx context.Context, key Key) (Result, error) {
-			res, err := reconcile(ctx, key)
+			res, err := reconcile(withLogger(ctx, log.With("key", key.String())), key)
 			var term *terminalError
 			if errors.As(err, &term) {
 				log.Error("reconcile failed for good; not retried", "key", key.String(), "error", term.err)
@@ -107,13 +118,13 @@ func New[P watch.Object](m *Manager, cfg Config[P]) (*Controller, error) {
 		return nil, err
 	}
 	c.runner = runner
-	if c.shard != nil {
-		c.shard.enqueue = runner.Add
-	}
-	sources := append(primarySources(m, cfg), cfg.Owns...)
+	sources := append(forSources(cfg, wrap.scopes), cfg.Owns...)
 	sources = append(sources, cfg.Watches...)
+	sources = append(sources, wrap.sources...) // last: started only once every other one was
 	for _, s := range sources {
-		synced, err := s.start(m, cfg.For, runner.Add)
+		synced, err := s.start(m, cfg.For.Resource(), func(k Key, p queue.Priority) {
+			runner.AddWith(k, queue.AddOptions{Priority: p})
+		})
 		if err != nil {
 			return nil, fmt.Errorf("controller %q: %s: %w", cfg.Name, s, err)
 		}

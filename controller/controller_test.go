@@ -19,8 +19,8 @@ import (
 
 	"github.com/kwatch/kwatch/client"
 	"github.com/kwatch/kwatch/controller"
-	"github.com/kwatch/kwatch/internal/sim"
-	"github.com/kwatch/kwatch/internal/sim/simtest"
+	"github.com/kwatch/kwatch/internal/rig/sim"
+	"github.com/kwatch/kwatch/internal/rig/simkit"
 	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/metrics"
 )
@@ -39,9 +39,9 @@ type Obj struct {
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func start(t *testing.T) (*simtest.Harness, *kube.Client) {
+func start(t *testing.T) (*simkit.Harness, *kube.Client) {
 	t.Helper()
-	h := simtest.Start(t, sim.Options{})
+	h := simkit.Start(t, sim.Options{})
 	require.NoError(t, h.Server.EnsureNamespace("demo"))
 	c, err := kube.NewClient(&kube.Config{Host: h.URL})
 	require.NoError(t, err)
@@ -117,15 +117,15 @@ func TestWorkersStartOnlyAfterEveryCacheSynced(t *testing.T) {
 	}
 	m, err := controller.NewManager(c, controller.ManagerOptions{Logger: quiet()})
 	require.NoError(t, err)
-	cms, err := controller.Cache[*Obj](m, kube.ConfigMaps)
+	cms, err := controller.Cache(m, kube.Typed[*Obj](kube.ConfigMaps))
 	require.NoError(t, err)
-	secrets, err := controller.Cache[*Obj](m, kube.Secrets)
+	secrets, err := controller.Cache(m, kube.Typed[*Obj](kube.Secrets))
 	require.NoError(t, err)
 	var firstSaw atomic.Int64
 	firstSaw.Store(-1)
 	var calls atomic.Int64
-	_, err = controller.New(m, controller.Config[*Obj]{Name: "c", For: kube.ConfigMaps,
-		Watches: []controller.Source{controller.Watches[*Obj](kube.Secrets, func(*Obj) []controller.Key { return nil })},
+	_, err = controller.New(m, controller.Config[*Obj]{Name: "c", For: kube.Typed[*Obj](kube.ConfigMaps),
+		Watches: []controller.Source{controller.Watches(kube.Typed[*Obj](kube.Secrets), func(*Obj) []controller.Key { return nil })},
 		Reconcile: func(ctx context.Context, key controller.Key) (controller.Result, error) {
 			if calls.Add(1) == 1 {
 				a, _ := cms.List(ctx, controller.ListOptions{})
@@ -146,15 +146,15 @@ func TestOwnsMapsToTheControllingOwnerEvenBeforeItIsCached(t *testing.T) {
 	m, err := controller.NewManager(c, controller.ManagerOptions{Logger: quiet()})
 	require.NoError(t, err)
 	var got keys
-	_, err = controller.New(m, controller.Config[*Obj]{Name: "c", For: kube.Deployments,
-		Owns: []controller.Source{controller.Owns[*Obj](kube.ConfigMaps)},
+	_, err = controller.New(m, controller.Config[*Obj]{Name: "c", For: kube.Typed[*Obj](kube.Deployments),
+		Owns: []controller.Source{controller.Owns(kube.Typed[*Obj](kube.ConfigMaps))},
 		Reconcile: func(_ context.Context, key controller.Key) (controller.Result, error) {
 			got.add(key)
 			return controller.Result{}, nil
 		}})
 	require.NoError(t, err)
 	run(t, m)
-	cms := client.For[*Obj](c, kube.ConfigMaps, client.Options{})
+	cms := client.For(c, kube.Typed[*Obj](kube.ConfigMaps), client.Options{})
 	for _, o := range []*Obj{
 		obj("a", ownerRef("Deployment", "apps/v1", "web", true)),             // no such deployment yet
 		obj("b", ownerRef("Deployment", "apps/v1", "not-controller", false)), // an owner, not the controller
@@ -220,7 +220,7 @@ func TestTerminalErrorsAreNotRetried(t *testing.T) {
 	m, err := controller.NewManager(c, controller.ManagerOptions{Logger: quiet()})
 	require.NoError(t, err)
 	var got keys
-	_, err = controller.New(m, controller.Config[*Obj]{Name: "c", For: kube.ConfigMaps, RateLimiter: now{},
+	_, err = controller.New(m, controller.Config[*Obj]{Name: "c", For: kube.Typed[*Obj](kube.ConfigMaps), RateLimiter: now{},
 		Reconcile: func(_ context.Context, key controller.Key) (controller.Result, error) {
 			got.add(key)
 			switch key.Name {
@@ -235,7 +235,7 @@ func TestTerminalErrorsAreNotRetried(t *testing.T) {
 		}})
 	require.NoError(t, err)
 	run(t, m)
-	cms := client.For[*Obj](c, kube.ConfigMaps, client.Options{})
+	cms := client.For(c, kube.Typed[*Obj](kube.ConfigMaps), client.Options{})
 	ctx := context.Background()
 	for _, name := range []string{"flaky", "bad"} {
 		_, err = cms.Create(ctx, obj(name, nil), client.CreateOptions{})
@@ -259,7 +259,7 @@ func TestCacheReadsHandOutCopies(t *testing.T) {
 	require.NoError(t, err)
 	m, err := controller.NewManager(c, controller.ManagerOptions{Logger: quiet()})
 	require.NoError(t, err)
-	cms, err := controller.Cache[*Obj](m, kube.ConfigMaps)
+	cms, err := controller.Cache(m, kube.Typed[*Obj](kube.ConfigMaps))
 	require.NoError(t, err)
 	run(t, m)
 	ctx := context.Background()
@@ -286,7 +286,7 @@ func TestProbes(t *testing.T) {
 	_, c := start(t)
 	m, err := controller.NewManager(c, controller.ManagerOptions{Logger: quiet()})
 	require.NoError(t, err)
-	_, err = controller.Cache[*Obj](m, kube.ConfigMaps)
+	_, err = controller.Cache(m, kube.Typed[*Obj](kube.ConfigMaps))
 	require.NoError(t, err)
 	srv := httptest.NewServer(m.Handler())
 	defer srv.Close()
@@ -313,14 +313,14 @@ func TestConfigErrors(t *testing.T) {
 	m, err := controller.NewManager(c, controller.ManagerOptions{Logger: quiet()})
 	require.NoError(t, err)
 	noop := func(context.Context, controller.Key) (controller.Result, error) { return controller.Result{}, nil }
-	_, err = controller.New(m, controller.Config[*Obj]{For: kube.ConfigMaps, Reconcile: noop})
+	_, err = controller.New(m, controller.Config[*Obj]{For: kube.Typed[*Obj](kube.ConfigMaps), Reconcile: noop})
 	require.Error(t, err, "no name")
-	_, err = controller.New(m, controller.Config[*Obj]{Name: "a", For: kube.ConfigMaps, Reconcile: noop})
+	_, err = controller.New(m, controller.Config[*Obj]{Name: "a", For: kube.Typed[*Obj](kube.ConfigMaps), Reconcile: noop})
 	require.NoError(t, err)
-	_, err = controller.New(m, controller.Config[*Obj]{Name: "a", For: kube.ConfigMaps, Reconcile: noop})
+	_, err = controller.New(m, controller.Config[*Obj]{Name: "a", For: kube.Typed[*Obj](kube.ConfigMaps), Reconcile: noop})
 	require.Error(t, err, "a second controller named a")
-	_, err = controller.New(m, controller.Config[*Obj]{Name: "b", For: kube.ConfigMaps, Reconcile: noop,
-		Owns: []controller.Source{controller.Owns[*metav1.PartialObjectMetadata](kube.Pods)}})
+	_, err = controller.New(m, controller.Config[*Obj]{Name: "b", For: kube.Typed[*Obj](kube.ConfigMaps), Reconcile: noop,
+		Owns: []controller.Source{controller.Owns(kube.Typed[*metav1.PartialObjectMetadata](kube.Pods))}})
 	require.NoError(t, err, "an embedded ObjectMeta has owner references")
 	_, err = controller.NewManager(nil, controller.ManagerOptions{})
 	require.Error(t, err)
@@ -332,12 +332,12 @@ func TestShutdownLetsInFlightReconcilesFinishBeforeInformersStop(t *testing.T) {
 	require.NoError(t, err)
 	m, err := controller.NewManager(c, controller.ManagerOptions{Logger: quiet(), ShutdownTimeout: time.Minute})
 	require.NoError(t, err)
-	cms, err := controller.Cache[*Obj](m, kube.ConfigMaps)
+	cms, err := controller.Cache(m, kube.Typed[*Obj](kube.ConfigMaps))
 	require.NoError(t, err)
 	inside := make(chan struct{})
 	stopping := make(chan struct{})
 	var sawCache atomic.Bool
-	_, err = controller.New(m, controller.Config[*Obj]{Name: "c", For: kube.ConfigMaps,
+	_, err = controller.New(m, controller.Config[*Obj]{Name: "c", For: kube.Typed[*Obj](kube.ConfigMaps),
 		Reconcile: func(ctx context.Context, key controller.Key) (controller.Result, error) {
 			close(inside)
 			<-stopping
@@ -362,11 +362,11 @@ func TestMetricsOfInformersAndControllers(t *testing.T) {
 	h, c := start(t)
 	_, err := h.Server.Create("configmaps", []byte(`{"metadata":{"namespace":"demo","name":"a"}}`))
 	require.NoError(t, err)
-	reg := metrics.NewRegistry()
+	reg := metrics.NewSet()
 	m, err := controller.NewManager(c, controller.ManagerOptions{Logger: quiet(), Metrics: reg})
 	require.NoError(t, err)
 	var done atomic.Bool
-	_, err = controller.New(m, controller.Config[*Obj]{Name: "stamper", For: kube.ConfigMaps,
+	_, err = controller.New(m, controller.Config[*Obj]{Name: "stamper", For: kube.Typed[*Obj](kube.ConfigMaps),
 		Reconcile: func(context.Context, controller.Key) (controller.Result, error) {
 			done.Store(true)
 			return controller.Result{}, nil
@@ -402,11 +402,11 @@ func TestIndexedCacheReads(t *testing.T) {
 	m, err := controller.NewManager(c, controller.ManagerOptions{Logger: quiet()})
 	require.NoError(t, err)
 	byTeam := func(o *Obj) ([]string, error) { return []string{o.Labels["team"]}, nil }
-	require.NoError(t, controller.Index(m, kube.ConfigMaps, "team", byTeam))
-	require.Error(t, controller.Index(m, kube.ConfigMaps, "team", byTeam), "defined twice")
-	cms, err := controller.Cache[*Obj](m, kube.ConfigMaps)
+	require.NoError(t, controller.Index(m, kube.Typed[*Obj](kube.ConfigMaps), "team", byTeam))
+	require.Error(t, controller.Index(m, kube.Typed[*Obj](kube.ConfigMaps), "team", byTeam), "defined twice")
+	cms, err := controller.Cache(m, kube.Typed[*Obj](kube.ConfigMaps))
 	require.NoError(t, err)
-	require.Error(t, controller.Index(m, kube.ConfigMaps, "late", byTeam), "after the cache is built")
+	require.Error(t, controller.Index(m, kube.Typed[*Obj](kube.ConfigMaps), "late", byTeam), "after the cache is built")
 	run(t, m)
 	xs, err := cms.ByIndex(context.Background(), "team", "x")
 	require.NoError(t, err)
@@ -430,11 +430,11 @@ func TestScopedCachesAreTheirOwnInformers(t *testing.T) {
 	}
 	m, err := controller.NewManager(c, controller.ManagerOptions{Logger: quiet(), Namespace: "demo"})
 	require.NoError(t, err)
-	all, err := controller.Cache[*Obj](m, kube.ConfigMaps)
+	all, err := controller.Cache(m, kube.Typed[*Obj](kube.ConfigMaps))
 	require.NoError(t, err)
-	web, err := controller.CacheIn[*Obj](m, kube.ConfigMaps, controller.Scope{LabelSelector: "tier=web"})
+	web, err := controller.CacheIn(m, kube.Typed[*Obj](kube.ConfigMaps), kube.Scope{LabelSelector: "tier=web"})
 	require.NoError(t, err)
-	other, err := controller.CacheIn[*Obj](m, kube.ConfigMaps, controller.Scope{Namespace: "other"})
+	other, err := controller.CacheIn(m, kube.Typed[*Obj](kube.ConfigMaps), kube.Scope{Namespace: "other"})
 	require.NoError(t, err)
 	run(t, m)
 	names := func(r *controller.Reader[*Obj]) []string {

@@ -3,15 +3,14 @@ package controller_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kwatch/kwatch/client"
 	"github.com/kwatch/kwatch/controller"
-	"github.com/kwatch/kwatch/internal/sim"
 	"github.com/kwatch/kwatch/kube"
+	"github.com/kwatch/kwatch/kwatchtest"
 )
 
 // ConfigMap holds what the example reads.
@@ -20,23 +19,29 @@ type ConfigMap struct {
 	Data              map[string]string `json:"data,omitempty"`
 }
 
-// A controller that stamps every configmap with the number of its keys.
+// ConfigMaps pairs ConfigMap with its resource.
+var ConfigMaps = kube.Typed[*ConfigMap](kube.ConfigMaps)
+
+// A controller that stamps every configmap with the number of its keys,
+// against kwatchtest's simulator served in the process.
 func Example() {
-	srv, _ := sim.New(sim.Options{})
-	_ = srv.EnsureNamespace("demo")
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	go srv.Serve(ctx, ln)
-	c, _ := kube.NewClient(&kube.Config{Host: "http://" + ln.Addr().String()})
+	srv, err := kwatchtest.Serve(ctx, kwatchtest.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	c, _ := kube.NewClient(srv.Config())
 
 	mgr, _ := controller.NewManager(c, controller.ManagerOptions{Logger: quiet()})
-	cache, _ := controller.Cache[*ConfigMap](mgr, kube.ConfigMaps)
-	writes := client.For[*ConfigMap](c, kube.ConfigMaps, client.Options{FieldManager: "stamper"})
+	cache, _ := controller.Cache(mgr, ConfigMaps)
+	writes := client.For(c, ConfigMaps, client.Options{FieldManager: "stamper"})
 	done := make(chan struct{})
 	var once sync.Once
-	_, err := controller.New(mgr, controller.Config[*ConfigMap]{
-		Name: "stamper", For: kube.ConfigMaps,
+	_, err = controller.New(mgr, controller.Config[*ConfigMap]{
+		Name: "stamper", For: ConfigMaps,
 		Reconcile: func(ctx context.Context, key controller.Key) (controller.Result, error) {
 			cm, ok, err := cache.Get(ctx, key)
 			if err != nil || !ok {

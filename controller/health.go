@@ -15,12 +15,13 @@ import (
 const DefaultStaleAfter = 5 * time.Minute
 
 // Handler serves the manager's probes and, when ManagerOptions.Metrics is
-// an http.Handler (metrics.Registry is), its metrics:
+// an http.Handler (metrics.Set is), its metrics:
 //
 //   - /healthz: 200 while the manager is running (liveness: the process
 //     is not wedged).
 //   - /readyz: 200 once every informer has synced, is watching and heard
-//     from the server within DefaultStaleAfter; 503 otherwise. Both answer
+//     from the server within DefaultStaleAfter, and the webhook server
+//     (ManagerOptions.Webhook) serves; 503 otherwise. Both answer
 //     a JSON body naming each informer's state.
 //   - /metrics: the metrics, if any.
 func (m *Manager) Handler() http.Handler {
@@ -68,6 +69,10 @@ func (m *Manager) readiness(now time.Time) (bool, []informerState) {
 		s.Ready = h.Synced && h.Watching && !h.LastActivity.IsZero() && now.Sub(h.LastActivity) < DefaultStaleAfter
 		ready = ready && s.Ready
 		out = append(out, s)
+	}
+	if w := m.webhookState(); w != nil {
+		ready = ready && w.Ready
+		out = append(out, *w)
 	}
 	slices.SortFunc(out, func(a, b informerState) int { return strings.Compare(a.Name, b.Name) })
 	return ready, out

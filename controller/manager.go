@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
-	"strings"
 	"sync"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/kwatch/kwatch/shard"
 	"github.com/kwatch/kwatch/store"
 	"github.com/kwatch/kwatch/watch"
+	"github.com/kwatch/kwatch/webhook"
 )
 
 // DefaultShutdownTimeout bounds how long in-flight reconciles may run after
@@ -27,7 +27,8 @@ const DefaultShutdownTimeout = 30 * time.Second
 
 // ManagerOptions configure a Manager. Every field is optional.
 type ManagerOptions struct {
-	// Namespace limits every cache to one namespace; "" caches all.
+	// Namespace limits every cache to one namespace; "" caches all. It is
+	// the namespace of the zero kube.Scope of every cache and source.
 	Namespace string
 	// Logger receives the manager's, the informers' and the controllers'
 	// logs, each line carrying its controller and key; slog.Default().
@@ -36,20 +37,24 @@ type ManagerOptions struct {
 	// every controller (labelled with its name); none by default.
 	Metrics metrics.Provider
 	// ShutdownTimeout bounds the in-flight reconciles after Run's context
-	// ends; DefaultShutdownTimeout.
+	// ends (an ordinary shutdown, with the Lease still renewed); a lost
+	// Lease cancels them at once instead. DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
-	// InformerOptions, if set, adjusts the options of each informer the
-	// manager starts (list mode, timeouts, backoff); the identity fields
-	// (client, resource, namespace, selectors) are the manager's.
-	InformerOptions func(res kube.Resource) InformerTuning
+	// InformerTuning, if set, is the tuning of each informer the manager
+	// builds (list mode, page size, backoff, timeouts, store mode; see
+	// informer.Tuning), by resource; the zero Tuning is the informer's
+	// defaults. What an informer watches (client, resource, scope) is the
+	// manager's.
+	InformerTuning func(res kube.Resource) informer.Tuning
 	// LeaderElection, if set, makes Run campaign for its Lease: the caches
 	// fill at once, the controllers start only once this process leads,
-	// are cancelled (and their reconciles drained) when leadership is lost,
-	// and the Lease is released after they stopped. Client, Logger and
-	// Metrics default to the manager's. Nil runs the controllers at once.
-	// In-flight reconciles of a leader that lost its Lease may go on for
-	// ShutdownTimeout: keep it under LeaseDuration - RenewDeadline, the
-	// margin before another replica can lead (package leader's doc.go).
+	// and the Lease is released after they stopped. At the renew deadline
+	// every in-flight reconcile's context is cancelled at once, no
+	// reconcile starts, and writes through Client are refused before they
+	// are sent (fence.go), so nothing this replica does outlasts the
+	// margin LeaseDuration - RenewDeadline; ShutdownTimeout plays no part
+	// there. Client, Logger and Metrics default to the manager's. Nil runs
+	// the controllers at once.
 	LeaderElection *leader.Config
 	// Sharding, if set, makes this process one replica of a ring that
 	// splits every controller's keys (package shard): each key is
@@ -57,24 +62,22 @@ type ManagerOptions struct {
 	// over without overlap. Logger and Metrics default to the manager's,
 	// Client too, but give it a client of its own: renews that queue
 	// behind busy reconciles in one token bucket miss the renew deadline
-	// and fence the replica. It excludes LeaderElection. As there, keep
-	// ShutdownTimeout under LeaseDuration - RenewDeadline.
+	// and fence the replica. It excludes LeaderElection. As there, a
+	// fenced replica's reconciles are cancelled at its renew deadline,
+	// and writes through Client for a key the replica does not own now
+	// are refused (fence.go).
 	Sharding *shard.Config
-}
-
-// InformerTuning are the informer options a manager lets callers set.
-type InformerTuning struct {
-	ListMode     informer.ListMode
-	PageSize     int64
-	ResyncPeriod time.Duration
-	IdleTimeout  time.Duration
-	Backoff      informer.Backoff
-	// Store and DecodeCache pick the informer's store mode (see
-	// informer.StoreCompact): a compact cache decodes on read, so a
-	// controller whose sources have no predicates never decodes an event,
-	// and each reconcile's Get pays one decode per object version.
-	Store       informer.StoreMode
-	DecodeCache int
+	// ExpectationTimeout bounds how long a key's next reconcile waits for
+	// the caches to show the writes its last reconcile made through the
+	// manager's client, and how long a Reader's Get waits to show this
+	// process's own write of an object (expect.go). Zero means
+	// DefaultExpectationTimeout; a negative value records nothing, and
+	// reconciles and reads never wait.
+	ExpectationTimeout time.Duration
+	// Webhook, if set, is the admission and conversion webhook server the
+	// manager runs on every replica from the start of Run until its
+	// controllers stopped; /readyz waits for it to serve (manager_webhook.go).
+	Webhook *webhook.Server
 }
 
 // Manager owns what a process's controllers share: one connection, one
@@ -83,63 +86,79 @@ type InformerTuning struct {
 // controllers with New and caches with Cache, then Run. Its constructor
 // starts nothing.
 type Manager struct {
-	c    *kube.Client
-	opts ManagerOptions
-	log  *slog.Logger
-	reg  informer.Registry
+	// c is the connection as given: informers, Leases and events use it.
+	c *kube.Client
+	// writer is c with the write fence (fence.go): what Client hands out.
+	writer *kube.Client
+	fence  *fence
+	opts   ManagerOptions
+	log    *slog.Logger
 	// elector runs for ManagerOptions.LeaderElection's Lease; nil without.
 	elector *leader.Elector
 	// member runs for ManagerOptions.Sharding's ring; nil without.
 	member *shard.Member
+	// expect records the reconciles' writes and gates their keys on them;
+	// nil when ExpectationTimeout is negative.
+	expect *expectations
+
+	// informers runs the caches' informers (informers.go).
+	informers informerRunner
 
 	mu          sync.Mutex
-	caches      map[cacheKey]*cacheEntry // guarded by mu
+	caches      map[cacheKey]*cacheEntry // one informer each; guarded by mu
 	controllers []*Controller            // guarded by mu
 	recorders   []*events.Recorder       // guarded by mu
 	indexers    map[cacheKey]any         // map[string]store.IndexFunc[T] waiting for their informer; guarded by mu
 	running     bool                     // guarded by mu
+	// scans are the sharded controllers' handover scans (shard.go),
+	// added by New; guarded by mu.
+	scans []*shardFilter
 }
 
 type cacheKey struct {
 	typ   reflect.Type
 	res   string
-	scope Scope
+	scope kube.Scope
 }
 
-// Scope narrows a cache to a namespace and selectors. The zero Scope is the
-// manager's: ManagerOptions.Namespace, no selectors. Caches of the same
-// type and resource in different scopes are different informers (each its
-// own list and watch).
-type Scope struct {
-	// Namespace overrides ManagerOptions.Namespace when not empty.
-	Namespace     string
-	LabelSelector string
-	FieldSelector string
-}
-
-// resolve fills the manager's namespace into an empty one.
-func (m *Manager) resolve(sc Scope) Scope {
+// resolve fills the manager's namespace into a scope's empty one: the
+// zero kube.Scope of a cache, a source or ForScope is the manager's
+// (ManagerOptions.Namespace, no selectors). Caches of the same type and
+// resource in different scopes are different informers (each its own
+// list and watch).
+func (m *Manager) resolve(sc kube.Scope) kube.Scope {
 	if sc.Namespace == "" {
 		sc.Namespace = m.opts.Namespace
 	}
 	return sc
 }
 
-func (m *Manager) keyOf(typ reflect.Type, res kube.Resource, sc Scope) cacheKey {
+func (m *Manager) keyOf(typ reflect.Type, res kube.Resource, sc kube.Scope) cacheKey {
 	return cacheKey{typ: typ, res: res.GroupVersion() + "/" + res.Resource, scope: m.resolve(sc)}
 }
 
 type cacheEntry struct {
 	inf    any // *informer.Informer[T]
+	run    func(context.Context) error
 	name   string
 	health func() informer.Health
 	synced func() bool
+	// What the expectations read (expect_cache.go): the resource and
+	// scope the cache holds, its store's resourceVersion, and what it
+	// holds of one object.
+	res     resKey
+	scope   kube.Scope
+	storeRV func() string
+	state   func(key string, deleting bool) objState
 }
 
 // NewManager returns a manager on c. It does not contact the server.
 func NewManager(c *kube.Client, opts ManagerOptions) (*Manager, error) {
 	if c == nil {
 		return nil, errors.New("controller: NewManager needs a *kube.Client")
+	}
+	if err := (kube.Scope{Namespace: opts.Namespace}).Validate(); err != nil {
+		return nil, fmt.Errorf("controller: ManagerOptions.Namespace: %w", err)
 	}
 	if opts.ShutdownTimeout < 0 {
 		return nil, fmt.Errorf("controller: ManagerOptions.ShutdownTimeout %v is negative", opts.ShutdownTimeout)
@@ -152,6 +171,14 @@ func NewManager(c *kube.Client, opts ManagerOptions) (*Manager, error) {
 		log = slog.Default()
 	}
 	m := &Manager{c: c, opts: opts, log: log, caches: map[cacheKey]*cacheEntry{}}
+	if opts.ExpectationTimeout == 0 {
+		opts.ExpectationTimeout = DefaultExpectationTimeout
+		m.opts.ExpectationTimeout = opts.ExpectationTimeout
+	}
+	if opts.ExpectationTimeout > 0 {
+		m.expect = newExpectations(opts.ExpectationTimeout, log, opts.Metrics, m.holders)
+		m.expect.uncertainHolders, m.expect.serverRV = m.uncertainHolders, m.serverRV
+	}
 	if le := opts.LeaderElection; le != nil {
 		cfg := *le
 		cfg.Client = cmp.Or(cfg.Client, c)
@@ -168,12 +195,25 @@ func NewManager(c *kube.Client, opts ManagerOptions) (*Manager, error) {
 			return nil, err
 		}
 	}
+	// The manager's client: its accepted writes are recorded for the
+	// expectations, and each write passes the fence just before it leaves.
+	m.fence, m.writer = newFence(m), c
+	if m.expect != nil {
+		m.writer = m.writer.WithWriteRecorder(m.expect.record)
+	}
+	if m.fence.active() {
+		m.writer = m.writer.WithWriteInterceptor(m.fence.intercept)
+	}
 	return m, nil
 }
 
 // Client is the manager's connection, for writes (package client) and
-// discovery.
-func (m *Manager) Client() *kube.Client { return m.c }
+// discovery. Under LeaderElection or Sharding its writes are fenced: a
+// write is refused before it is sent (kube.IsFenced) once this replica
+// no longer leads, or no longer owns the key of the reconcile whose
+// context the write carries (fence.go). Pass the reconcile's context to
+// its writes. The *kube.Client given to NewManager is not fenced.
+func (m *Manager) Client() *kube.Client { return m.writer }
 
 // Recorder returns an event recorder writing as component (source.component
 // and the writes' field manager). The manager runs it: it starts with Run
@@ -194,40 +234,55 @@ func (m *Manager) Recorder(component string) (*events.Recorder, error) {
 	return r, nil
 }
 
-// Informer returns the manager's shared informer of res as T, building it
-// on first use; the manager's Run starts it (at once when Run is already
-// running). Every caller asking for the same T and resource shares it.
-func Informer[T watch.Object](m *Manager, res kube.Resource) (*informer.Informer[T], error) {
-	return InformerIn[T](m, res, Scope{})
+// Informer returns the manager's shared informer of res, building it on
+// first use; the manager's Run starts it (at once when Run is already
+// running). Every caller asking for the same type and resource shares it.
+// What it hands out reads and adds handlers; the informer's lifecycle
+// stays the manager's (see SharedInformer).
+func Informer[T watch.Object](m *Manager, res kube.TypedResource[T]) (*SharedInformer[T], error) {
+	return InformerIn(m, res, kube.Scope{})
 }
 
 // InformerIn is Informer for the cache of res in scope.
-func InformerIn[T watch.Object](m *Manager, res kube.Resource, scope Scope) (*informer.Informer[T], error) {
+func InformerIn[T watch.Object](m *Manager, res kube.TypedResource[T], scope kube.Scope) (*SharedInformer[T], error) {
+	if res.IsZero() {
+		return nil, errors.New("controller: Informer of the zero kube.TypedResource")
+	}
+	inf, err := informerIn[T](m, res.Resource(), scope)
+	if err != nil {
+		return nil, err
+	}
+	return &SharedInformer[T]{inf: inf}, nil
+}
+
+// informerIn is InformerIn for a resource whose pairing with T was
+// checked by its caller's kube.TypedResource.
+func informerIn[T watch.Object](m *Manager, res kube.Resource, scope kube.Scope) (*informer.Informer[T], error) {
 	key := m.keyOf(reflect.TypeFor[T](), res, scope)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if e, ok := m.caches[key]; ok {
 		return e.inf.(*informer.Informer[T]), nil
 	}
-	opts := informer.Options[T]{Client: m.c, Resource: res, Namespace: key.scope.Namespace,
-		LabelSelector: key.scope.LabelSelector, FieldSelector: key.scope.FieldSelector,
+	if err := key.scope.Validate(); err != nil {
+		return nil, fmt.Errorf("controller: cache of %s: %w", res, err)
+	}
+	opts := informer.Options[T]{Client: m.c, Resource: res, Scope: key.scope,
 		Logger: m.log.With("resource", res.String())}
 	if ix, ok := m.indexers[key]; ok {
 		opts.Indexers = ix.(map[string]store.IndexFunc[T])
 		delete(m.indexers, key)
 	}
-	if m.opts.InformerOptions != nil {
-		t := m.opts.InformerOptions(res)
-		opts.ListMode, opts.PageSize, opts.ResyncPeriod, opts.IdleTimeout, opts.Backoff =
-			t.ListMode, t.PageSize, t.ResyncPeriod, t.IdleTimeout, t.Backoff
-		opts.Store, opts.DecodeCache = t.Store, t.DecodeCache
+	if m.opts.InformerTuning != nil {
+		opts.Tuning = m.opts.InformerTuning(res)
 	}
-	inf, _, err := informer.Shared(&m.reg, opts) // held for the manager's life
+	ownerIndexForStore(&opts)
+	inf, err := informer.New(opts)
 	if err != nil {
 		return nil, err
 	}
 	name := res.String()
-	if sc := key.scope; sc != (Scope{Namespace: m.opts.Namespace}) {
+	if sc := key.scope; sc != (kube.Scope{Namespace: m.opts.Namespace}) {
 		name = fmt.Sprintf("%s [%s]", name, sc)
 	}
 	for _, e := range m.caches {
@@ -241,22 +296,43 @@ func InformerIn[T watch.Object](m *Manager, res kube.Resource, scope Scope) (*in
 			return nil, err
 		}
 	}
-	m.caches[key] = &cacheEntry{inf: inf, name: name, health: inf.Health, synced: inf.HasSynced}
+	rk := resKeyOf(res)
+	if m.expect != nil {
+		// Every change the cache applies may show a write a key waits for.
+		observe := informer.KeyHandler[T](func(k string) { m.expect.observed(rk, k) })
+		if _, err := inf.AddHandler(observe, informer.HandlerOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	e := &cacheEntry{inf: inf, run: inf.Run, name: name, health: inf.Health, synced: inf.HasSynced,
+		res: rk, scope: key.scope, storeRV: inf.Store().ResourceVersion, state: stateFunc(inf)}
+	m.caches[key] = e
+	m.informers.addLocked(e) // started at once when Run is running
 	return inf, nil
 }
 
-// Index adds an index to the cache of res as T, for Reader.ByIndex. It must
+// Index adds an index to the cache of res, for Reader.ByIndex. It must
 // come before the cache's first use (Cache, Informer, a controller's For,
 // Owns or Watches of the same T and resource): an informer's indexes are
 // fixed when it is built. fn sees every object the informer keeps; it
 // must be cheap and must not change the object.
-func Index[T watch.Object](m *Manager, res kube.Resource, name string, fn store.IndexFunc[T]) error {
-	return IndexIn(m, res, Scope{}, name, fn)
+func Index[T watch.Object](m *Manager, res kube.TypedResource[T], name string, fn store.IndexFunc[T]) error {
+	return IndexIn(m, res, kube.Scope{}, name, fn)
 }
 
 // IndexIn is Index for the cache of res in scope.
-func IndexIn[T watch.Object](m *Manager, res kube.Resource, scope Scope, name string, fn store.IndexFunc[T]) error {
+func IndexIn[T watch.Object](m *Manager, res kube.TypedResource[T], scope kube.Scope, name string, fn store.IndexFunc[T]) error {
+	if res.IsZero() {
+		return fmt.Errorf("controller: Index %q on the zero kube.TypedResource", name)
+	}
+	return indexIn(m, res.Resource(), scope, name, fn)
+}
+
+func indexIn[T watch.Object](m *Manager, res kube.Resource, scope kube.Scope, name string, fn store.IndexFunc[T]) error {
 	key := m.keyOf(reflect.TypeFor[T](), res, scope)
+	if err := key.scope.Validate(); err != nil {
+		return fmt.Errorf("controller: Index %q on %s: %w", name, res, err)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.caches[key]; ok {
@@ -294,12 +370,11 @@ func (m *Manager) Run(ctx context.Context) error {
 	m.running = true
 	ctls := append([]*Controller(nil), m.controllers...)
 	recs := append([]*events.Recorder(nil), m.recorders...)
-	m.mu.Unlock()
-
 	infCtx, stopInformers := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopInformers()
-	infDone := make(chan error, 1)
-	go func() { infDone <- m.reg.Run(infCtx) }()
+	m.informers.startLocked(infCtx, m.caches)
+	m.mu.Unlock()
+	ctx, stopWebhook := m.startWebhook(ctx)
 	// Recorders outlive the controllers' drain, as the informers do.
 	var recWG sync.WaitGroup
 	for _, r := range recs {
@@ -331,18 +406,19 @@ func (m *Manager) Run(ctx context.Context) error {
 	} else if m.member != nil {
 		// The controllers run on every replica, each key only where the
 		// ring puts it; a fenced member ends Run with shard.ErrFenced.
-		errs = append(errs, m.member.Run(ctx, m.runSharded(ctls, runControllers)))
+		errs = append(errs, m.member.Run(ctx, m.runSharded(runControllers)))
 	} else {
 		runControllers(ctx)
 	}
 	m.log.Info("controllers stopped; stopping informers")
+	m.expect.stop()
+	errs = append(errs, stopWebhook())
+	m.mu.Lock()
+	m.informers.stopLocked()
+	m.mu.Unlock()
 	stopInformers()
 	recWG.Wait()
-	infErr := <-infDone
-	if errors.Is(infErr, context.Canceled) {
-		infErr = nil
-	}
-	return errors.Join(append(errs, infErr)...)
+	return errors.Join(append(errs, m.informers.wait())...)
 }
 
 // Synced reports whether every informer of the manager has synced.
@@ -372,19 +448,4 @@ func (m *Manager) Health() []InformerHealth {
 		out = append(out, InformerHealth{Name: e.name, Health: e.health()})
 	}
 	return out
-}
-
-// String is "namespace=x,labels=y,fields=z" with the empty parts left out.
-func (sc Scope) String() string {
-	var parts []string
-	if sc.Namespace != "" {
-		parts = append(parts, "namespace="+sc.Namespace)
-	}
-	if sc.LabelSelector != "" {
-		parts = append(parts, "labels="+sc.LabelSelector)
-	}
-	if sc.FieldSelector != "" {
-		parts = append(parts, "fields="+sc.FieldSelector)
-	}
-	return strings.Join(parts, ",")
 }

@@ -7,7 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/metrics"
+	"github.com/kwatch/kwatch/queue"
 	"github.com/kwatch/kwatch/shard"
 	"github.com/kwatch/kwatch/watch"
 )
@@ -28,15 +30,35 @@ func newMember(m *Manager) (*shard.Member, error) {
 	return shard.New(cfg)
 }
 
-// shardFilter is a sharded controller's gate. The controller's queue
-// still receives every key; a worker asks the member before each
-// reconcile and drops the keys that are not this replica's now. When
-// the member's keys change, the controller enqueues every key of its
-// primary cache it gained, and the dropped keys it now owns.
+// wrapFor is the manager's wrapping of a controller: nothing without
+// sharding; with it, the primary objects' scopes of the mode (Label mode
+// watches the objects labelled for this replica and the unlabelled
+// ones), the shard gate, and the source of the keys this replica gains.
+func wrapFor[P watch.Object](m *Manager, cfg Config[P]) (wrapping, error) {
+	if m.member == nil {
+		return wrapping{scopes: []kube.Scope{cfg.ForScope}, gate: func(r Reconciler) Reconciler { return r }}, nil
+	}
+	f, err := newShardFilter(m, cfg.Name, cfg)
+	if err != nil {
+		return wrapping{}, err
+	}
+	scopes := []kube.Scope{cfg.ForScope}
+	if labelMode(m) {
+		scopes = []kube.Scope{m.ShardScope(cfg.ForScope), m.unlabelledScope(cfg.ForScope)}
+	}
+	return wrapping{scopes: scopes, gate: f.wrap, sources: []Source{f}}, nil
+}
+
+// shardFilter is a sharded controller's gate and the source of the keys
+// it gains. The controller's queue still receives every key; a worker
+// asks the member before each reconcile and drops the keys that are not
+// this replica's now. When the member's keys change, the filter
+// enqueues every key of the primary cache it gained, and the dropped
+// keys it now owns.
 type shardFilter struct {
 	member  *shard.Member
 	keys    func() []string // the primary cache's keys
-	enqueue func(Key)       // set once the runner exists, before Run
+	enqueue enqueueFunc     // set by start, before Run
 
 	mu sync.Mutex
 	// parked are keys dropped because their handover to this replica was
@@ -79,6 +101,18 @@ func newShardFilter[P watch.Object](m *Manager, name string, cfg Config[P]) (*sh
 	return f, nil
 }
 
+func (f *shardFilter) String() string { return "shard handovers" }
+
+// start makes f the source of the keys its controller gains, scanned by
+// the manager's runSharded.
+func (f *shardFilter) start(m *Manager, _ kube.Resource, enqueue enqueueFunc) (func(context.Context) bool, error) {
+	f.enqueue = enqueue
+	m.mu.Lock()
+	m.scans = append(m.scans, f)
+	m.mu.Unlock()
+	return func(context.Context) bool { return true }, nil
+}
+
 // wrap gates next: a key this replica may not reconcile now is dropped
 // (parked when its handover to this replica is pending).
 func (f *shardFilter) wrap(next Reconciler) Reconciler {
@@ -112,9 +146,16 @@ func (f *shardFilter) park(key Key) {
 // scan enqueues the keys this replica gained since the last scan: cache
 // keys Owns allows now and did not then, and parked keys it owns now.
 // Parked keys that went to another member are forgotten.
+//
+// The gained keys are a backlog, like an informer's initial list: they
+// confirm what this replica takes over, so they wait at low priority and
+// the changes of the keys it already had are not queued behind hundreds
+// of them (the queue's aging serves each within its MaxLowWait). A
+// parked key was dropped at an event during its handover, perhaps a
+// change: it goes at normal priority, as the event would have.
 func (f *shardFilter) scan() {
 	owned := map[string]struct{}{}
-	var gained []Key
+	var backlog, dropped []Key
 	f.mu.Lock()
 	prev := f.owned
 	f.mu.Unlock()
@@ -124,7 +165,7 @@ func (f *shardFilter) scan() {
 		}
 		owned[k] = struct{}{}
 		if _, was := prev[k]; !was {
-			gained = append(gained, ParseKey(k))
+			backlog = append(backlog, ParseKey(k))
 		}
 	}
 	ring, me := f.member.Ring(), f.member.Identity()
@@ -135,8 +176,9 @@ func (f *shardFilter) scan() {
 		switch {
 		case f.member.Owns(s):
 			delete(f.parked, k)
-			if _, done := owned[s]; !done {
-				gained = append(gained, k)
+			_, cached := owned[s]
+			if _, was := prev[s]; !cached || !was { // not cached, or in backlog: moved up
+				dropped = append(dropped, k)
 			}
 		case ring.Owner(s) != me:
 			delete(f.parked, k)
@@ -144,11 +186,31 @@ func (f *shardFilter) scan() {
 	}
 	f.mu.Unlock()
 	if f.label != nil {
-		gained = append(gained, f.label.gainedElsewhere(f.member)...)
+		backlog = append(backlog, f.label.gainedElsewhere(f.member)...)
 	}
-	for _, k := range gained {
-		f.enqueue(k)
+	for _, k := range backlog {
+		f.enqueue(k, queue.PriorityLow)
 	}
+	for _, k := range dropped {
+		f.enqueue(k, queue.PriorityNormal)
+	}
+}
+
+// retryAt is when a failed Label-mode list is due again; zero when none
+// is (or in Filter mode).
+func (f *shardFilter) retryAt() time.Time {
+	if f.label == nil {
+		return time.Time{}
+	}
+	return f.label.retryAt()
+}
+
+// earliest is the earlier of two times, zero meaning none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
 }
 
 func (f *shardFilter) countOwned() float64 {
@@ -162,30 +224,40 @@ func (f *shardFilter) countOwned() float64 {
 }
 
 // rescanPeriod is how often a sharded controller scans again without a
-// change of the ring: a retry for a Label-mode list that failed.
+// change of the ring.
 const rescanPeriod = 10 * time.Second
 
 // runSharded is the manager's work under a ring member: the controllers,
 // and one goroutine that has each sharded controller scan its cache on
-// every change of the member's keys (and every rescanPeriod). It returns
-// when both have.
-func (m *Manager) runSharded(ctls []*Controller, runControllers func(context.Context)) func(context.Context) {
+// every change of the member's keys, every rescanPeriod, and when a
+// Label-mode list that failed is due again. It returns when both have.
+func (m *Manager) runSharded(runControllers func(context.Context)) func(context.Context) {
+	m.mu.Lock()
+	scans := append([]*shardFilter(nil), m.scans...)
+	m.mu.Unlock()
 	return func(ctx context.Context) {
 		var wg sync.WaitGroup
 		wg.Go(func() {
 			tk := time.NewTicker(rescanPeriod)
 			defer tk.Stop()
+			retry := time.NewTimer(time.Hour)
+			retry.Stop()
+			defer retry.Stop()
 			for {
 				select {
 				case <-ctx.Done():
 					return
 				case <-m.member.Changed():
 				case <-tk.C:
+				case <-retry.C:
 				}
-				for _, c := range ctls {
-					if c.shard != nil {
-						c.shard.scan()
-					}
+				var next time.Time
+				for _, f := range scans {
+					f.scan()
+					next = earliest(next, f.retryAt())
+				}
+				if !next.IsZero() {
+					retry.Reset(time.Until(next))
 				}
 			}
 		})

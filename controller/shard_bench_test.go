@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kwatch/kwatch/internal/shardreplica"
+	"github.com/kwatch/kwatch/internal/rig/shardreplica"
 	"github.com/kwatch/kwatch/kwatchtest"
 	"github.com/kwatch/kwatch/shard"
 )

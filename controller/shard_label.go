@@ -6,9 +6,10 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/kwatch/kwatch/client"
+	"github.com/kwatch/kwatch/internal/backoff"
 	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/shard"
 	"github.com/kwatch/kwatch/store"
@@ -21,14 +22,16 @@ import (
 // labelled cache: labeler.prepare labels it (an unlabelled object, or one
 // labelled for another member, read live) and waits for the label to
 // reach the cache, so a reconcile never takes a moved object for a
-// deleted one. Only an object the server answers 404 for is reconciled
-// without being cached: it is gone.
+// deleted one. Only an object the server does not show within ForScope
+// is reconciled without being cached: it is gone, or it is an owner
+// outside the scope (its key from Owns), reconciled as in Filter mode and
+// never labelled.
 
 // ShardScope is the scope of the primary objects this replica owns in
 // Label mode (the label selector LabelKey(ring)=identity, added to
 // scope's); scope itself in Filter mode or without sharding. A reconcile
 // reads its primary object through CacheIn with it.
-func (m *Manager) ShardScope(scope Scope) Scope {
+func (m *Manager) ShardScope(scope kube.Scope) kube.Scope {
 	if m.member == nil || m.opts.Sharding.Mode != shard.Label {
 		return scope
 	}
@@ -36,11 +39,11 @@ func (m *Manager) ShardScope(scope Scope) Scope {
 }
 
 // unlabelledScope is the scope of the primary objects nobody labelled yet.
-func (m *Manager) unlabelledScope(scope Scope) Scope {
+func (m *Manager) unlabelledScope(scope kube.Scope) kube.Scope {
 	return withSelector(scope, "!"+shard.LabelKey(m.opts.Sharding.Ring))
 }
 
-func withSelector(sc Scope, sel string) Scope {
+func withSelector(sc kube.Scope, sel string) kube.Scope {
 	if sc.LabelSelector == "" {
 		sc.LabelSelector = sel
 	} else {
@@ -51,32 +54,68 @@ func withSelector(sc Scope, sel string) Scope {
 
 func labelMode(m *Manager) bool { return m.member != nil && m.opts.Sharding.Mode == shard.Label }
 
-// primarySources are the sources of a controller's own objects: its For
-// resource, or in Label mode the objects labelled for this replica and
-// the unlabelled ones.
-func primarySources[P watch.Object](m *Manager, cfg Config[P]) []Source {
-	if !labelMode(m) {
-		return []Source{forSource(cfg.For, cfg.ForScope, cfg.Predicates)}
-	}
-	return []Source{forSource(cfg.For, m.ShardScope(cfg.ForScope), cfg.Predicates),
-		forSource(cfg.For, m.unlabelledScope(cfg.ForScope), cfg.Predicates)}
-}
-
 // labeler moves primary objects to this replica in Label mode.
 type labeler struct {
 	key, me    string // the label and this replica's value
 	mine       func(key string) bool
 	unlabelled func(key string) (rv string, ok bool)
 	patch      func(ctx context.Context, k Key, rv string) error
-	get        func(ctx context.Context, k Key) (lbls map[string]string, rv string, err error)
-	// inScope reports whether labels match the controller's own
-	// selector (ForScope); an object outside it is never relabelled.
-	inScope func(lbls map[string]string) bool
+	// read reads k's object live within the controller's ForScope: its
+	// labels and resourceVersion, or ok false when the server has none
+	// there (deleted, or outside the scope; an object outside it is
+	// never relabelled).
+	read func(ctx context.Context, k Key) (lbls map[string]string, rv string, ok bool, err error)
 	// listOthers lists the keys of objects labelled for other members.
 	listOthers func(ctx context.Context) ([]string, error)
 
-	mu      sync.Mutex
-	settled string // the settled ring at the last listOthers; guarded by mu
+	mu     sync.Mutex
+	relist relist // guarded by mu
+}
+
+// relist decides when a Label-mode replica lists the objects labelled
+// for others: once after every barrier it passes (the member's Settles
+// count, not the ring's version, which comes back when members leave and
+// return), and again with backoff after a list that failed. Its zero
+// value lists at the first barrier; it is not safe for concurrent use.
+type relist struct {
+	listed  uint64           // the Settles of the last list that succeeded
+	failed  uint64           // the Settles of the last list that failed
+	retryAt time.Time        // when that failed list may run again; zero: none is due
+	backoff *backoff.Backoff // delays between failed lists; nil until the first failure
+}
+
+// dueAt reports whether a list is due at now, the member having passed
+// settles barriers: a barrier not listed yet, unless its list failed
+// and its retry is not due.
+func (r *relist) dueAt(settles uint64, now time.Time) bool {
+	if settles == 0 || settles == r.listed {
+		return false
+	}
+	return settles != r.failed || !now.Before(r.retryAt)
+}
+
+// doneAt records the outcome of the list started when the member had
+// passed settles barriers.
+func (r *relist) doneAt(settles uint64, err error, now time.Time) {
+	if err == nil {
+		r.listed, r.failed, r.retryAt = settles, 0, time.Time{}
+		if r.backoff != nil {
+			r.backoff.Reset()
+		}
+		return
+	}
+	if r.backoff == nil {
+		r.backoff = backoff.New(backoff.Options{})
+	}
+	r.failed, r.retryAt = settles, now.Add(r.backoff.FailureAt(now))
+}
+
+// pending is when a failed list is due again; zero when none is.
+func (r *relist) pending() time.Time {
+	if r.failed == 0 || r.failed == r.listed {
+		return time.Time{}
+	}
+	return r.retryAt
 }
 
 // labelled is an object with labels (metav1.ObjectMeta gives it).
@@ -96,14 +135,18 @@ func newLabeler[P watch.Object](m *Manager, cfg Config[P]) (*labeler, func() []s
 		return nil, nil, err
 	}
 	lk, me := shard.LabelKey(m.opts.Sharding.Ring), m.member.Identity()
-	objs := client.For[P](m.c, cfg.For, client.Options{FieldManager: "kwatch-shard"})
+	// The fenced client (fence.go): a relabel is a write of the key's
+	// reconcile, refused once this replica may not act on the key.
+	objs := client.For(m.writer, cfg.For, client.Options{FieldManager: "kwatch-shard"})
 	scope := m.resolve(cfg.ForScope)
-	ns := scope.Namespace
-	sel, err := labels.Parse(scope.LabelSelector)
-	if err != nil {
-		return nil, nil, fmt.Errorf("controller: ForScope label selector %q: %w", scope.LabelSelector, err)
+	// The server judges the scope (readInScope); a malformed one is
+	// refused here, naming it, before any request.
+	if err := scope.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("controller: ForScope: %w", err)
 	}
-	others := withSelector(Scope{LabelSelector: scope.LabelSelector}, lk+","+lk+"!="+me).LabelSelector
+	// The controller's own selectors too: objects outside its scope are
+	// not its to relabel.
+	others := withSelector(scope, lk+","+lk+"!="+me)
 	l := &labeler{key: lk, me: me,
 		mine:       func(k string) bool { _, ok := mine.Store().Get(k); return ok },
 		unlabelled: func(k string) (string, bool) { return rvOf(free.Store(), k) },
@@ -112,18 +155,11 @@ func newLabeler[P watch.Object](m *Manager, cfg Config[P]) (*labeler, func() []s
 			_, err := objs.Patch(ctx, k.Namespace, k.Name, client.MergePatch, []byte(body), client.PatchOptions{})
 			return err
 		},
-		get: func(ctx context.Context, k Key) (map[string]string, string, error) {
-			obj, err := objs.Get(ctx, k.Namespace, k.Name, client.GetOptions{})
-			if err != nil {
-				return nil, "", err
-			}
-			return any(obj).(labelled).GetLabels(), obj.GetResourceVersion(), nil
+		read: func(ctx context.Context, k Key) (map[string]string, string, bool, error) {
+			return readInScope(ctx, objs, scope, k)
 		},
-		inScope: func(l map[string]string) bool { return sel.Matches(labels.Set(l)) },
 		listOthers: func(ctx context.Context) ([]string, error) {
-			// The controller's own selector too: objects outside its scope
-			// are not its to relabel.
-			page, err := objs.List(ctx, ns, watch.ListOptions{LabelSelector: others, FieldSelector: scope.FieldSelector})
+			page, err := objs.List(ctx, others, watch.ListOptions{})
 			if err != nil {
 				return nil, err
 			}
@@ -136,6 +172,35 @@ func newLabeler[P watch.Object](m *Manager, cfg Config[P]) (*labeler, func() []s
 	}
 	keys := func() []string { return append(mine.Store().ListKeys(), free.Store().ListKeys()...) }
 	return l, keys, nil
+}
+
+// readInScope reads k's object live if it is in scope: ok false when the
+// server has no such object there. The scope is the server's to judge,
+// not this process's: a list in the key's namespace narrowed to its name
+// (metadata.name, which every resource supports and the API server reads
+// as one key, as it does a GET) with the scope's label and field
+// selectors. So every field selector the server accepts for the
+// resource is honoured exactly; evaluating one here would know only
+// metadata.name and metadata.namespace, and would have to guess for the
+// rest.
+func readInScope[P watch.Object](ctx context.Context, objs *client.Client[P], scope kube.Scope, k Key) (map[string]string, string, bool, error) {
+	if scope.Namespace != "" && k.Namespace != scope.Namespace {
+		return nil, "", false, nil
+	}
+	fs := "metadata.name=" + fields.EscapeValue(k.Name)
+	if scope.FieldSelector != "" {
+		fs += "," + scope.FieldSelector
+	}
+	page, err := objs.List(ctx, kube.Scope{Namespace: k.Namespace, LabelSelector: scope.LabelSelector, FieldSelector: fs}, watch.ListOptions{})
+	if err != nil {
+		return nil, "", false, err
+	}
+	for _, o := range page.Items {
+		if o.GetName() == k.Name && o.GetNamespace() == k.Namespace {
+			return any(o).(labelled).GetLabels(), o.GetResourceVersion(), true, nil
+		}
+	}
+	return nil, "", false, nil
 }
 
 func rvOf[P watch.Object](v store.View[P], k string) (string, bool) {
@@ -158,41 +223,44 @@ func (l *labeler) prepare(ctx context.Context, k Key) (bool, error) {
 	if rv, ok := l.unlabelled(s); ok {
 		return false, l.patch(ctx, k, rv)
 	}
-	lbls, rv, err := l.get(ctx, k)
+	lbls, rv, ok, err := l.read(ctx, k)
 	switch {
-	case kube.IsNotFound(err):
-		return true, nil // deleted: reconcile it as such
 	case err != nil:
 		return false, err
-	case !l.inScope(lbls):
-		return true, nil // not the controller's object (an owner outside ForScope): as in Filter mode, not cached
+	case !ok:
+		// Deleted, to be reconciled as such, or not the controller's
+		// object (an owner outside ForScope, its key from Owns): as in
+		// Filter mode, reconciled uncached. Labelling it would wait for
+		// an event that the scoped informers never deliver.
+		return true, nil
 	case lbls[l.key] == l.me:
 		return false, nil // labelled already; its cache event is on the way
 	}
 	return false, l.patch(ctx, k, rv)
 }
 
-// gainedElsewhere lists, once per newly settled ring, the objects
-// labelled for other members and returns the keys this replica now
-// owns: after a handover, and a dead member's objects. Its cache does
-// not hold them, so a scan of the cache cannot find them.
+// gainedElsewhere lists, once per barrier the member passes, the
+// objects labelled for other members and returns the keys this replica
+// now owns: after a handover, and a dead member's objects. Its cache
+// does not hold them, so a scan of the cache cannot find them. A list
+// that fails is retried with backoff (retryAt says when).
 func (l *labeler) gainedElsewhere(member *shard.Member) []Key {
-	settled := member.Status().Settled
+	settles := member.Status().Settles
 	l.mu.Lock()
-	same := settled == "" || settled == l.settled
+	due := l.relist.dueAt(settles, time.Now())
 	l.mu.Unlock()
-	if same {
+	if !due {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	keys, err := l.listOthers(ctx)
-	if err != nil {
-		return nil // the next scan lists again
-	}
 	l.mu.Lock()
-	l.settled = settled
+	l.relist.doneAt(settles, err, time.Now())
 	l.mu.Unlock()
+	if err != nil {
+		return nil
+	}
 	var out []Key
 	for _, k := range keys {
 		if member.Owns(k) {
@@ -200,4 +268,12 @@ func (l *labeler) gainedElsewhere(member *shard.Member) []Key {
 		}
 	}
 	return out
+}
+
+// retryAt is when a failed list of the others' objects is due again;
+// zero when none is.
+func (l *labeler) retryAt() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.relist.pending()
 }

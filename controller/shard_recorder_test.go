@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/kwatch/kwatch/shard"
 )
 
 // overlapRecorder is shared by every replica of a sharding test: each
@@ -14,12 +16,15 @@ type overlapRecorder struct {
 	active   map[string]string // key -> replica reconciling it now
 	last     map[string]reconcileRecord
 	overlaps []string
-	total    int
+	total    int // reconciles started; the last one's seq
 }
 
 type reconcileRecord struct {
 	replica string
 	at      time.Time
+	// seq numbers the starts (1, 2, ...): in a synctest bubble many
+	// reconciles start at one instant, so an order by time is not one.
+	seq int
 }
 
 func newOverlapRecorder() *overlapRecorder {
@@ -33,8 +38,8 @@ func (r *overlapRecorder) start(replica, key string) {
 		r.overlaps = append(r.overlaps, fmt.Sprintf("%s started on %s while %s reconciled it", key, replica, other))
 	}
 	r.active[key] = replica
-	r.last[key] = reconcileRecord{replica: replica, at: time.Now()}
 	r.total++
+	r.last[key] = reconcileRecord{replica: replica, at: time.Now(), seq: r.total}
 }
 
 func (r *overlapRecorder) end(replica, key string) {
@@ -63,4 +68,20 @@ func (r *overlapRecorder) count() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.total
+}
+
+// mark is the seq of the last reconcile started so far: the reconciles
+// that start later have a greater one.
+func (r *overlapRecorder) mark() int { return r.count() }
+
+// reconciledAfter reports whether each key's last reconcile started
+// after mark, on its owner under ring.
+func (r *overlapRecorder) reconciledAfter(ring *shard.Ring, keys []string, mark int) bool {
+	for _, k := range keys {
+		last, ok := r.lastOf(k)
+		if !ok || last.seq <= mark || last.replica != ring.Owner(k) {
+			return false
+		}
+	}
+	return true
 }

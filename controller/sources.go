@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/kwatch/kwatch/informer"
 	"github.com/kwatch/kwatch/kube"
+	"github.com/kwatch/kwatch/queue"
 	"github.com/kwatch/kwatch/watch"
 )
 
@@ -17,9 +19,11 @@ import (
 // a mapping (Watches). Sources share the manager's informers.
 type Source interface {
 	// start registers the source's handler on its informer: enqueue gets
-	// the keys of the primary objects to reconcile. synced reports when
-	// the informer has synced.
-	start(m *Manager, primary kube.Resource, enqueue func(Key)) (synced func(context.Context) bool, err error)
+	// the keys of the primary objects to reconcile, at low priority for
+	// the informer's initial list and resyncs, at normal priority for
+	// changes (see changePriority). synced reports when the informer has
+	// synced.
+	start(m *Manager, primary kube.Resource, enqueue enqueueFunc) (synced func(context.Context) bool, err error)
 	String() string
 }
 
@@ -35,36 +39,47 @@ type ownerer interface {
 // is not in the cache yet. An update that moves an object to another
 // owner enqueues both. T must have GetOwnerReferences (metav1.ObjectMeta
 // gives it).
-func Owns[T watch.Object](res kube.Resource, preds ...Predicate[T]) Source {
-	return &source[T]{res: res, preds: preds, owned: true}
+func Owns[T watch.Object](res kube.TypedResource[T], preds ...Predicate[T]) Source {
+	return &source[T]{res: res.Resource(), preds: preds, owned: true}
 }
 
 // OwnsIn is Owns for the objects of res in scope.
-func OwnsIn[T watch.Object](res kube.Resource, scope Scope, preds ...Predicate[T]) Source {
-	return &source[T]{res: res, scope: scope, preds: preds, owned: true}
+func OwnsIn[T watch.Object](res kube.TypedResource[T], scope kube.Scope, preds ...Predicate[T]) Source {
+	return &source[T]{res: res.Resource(), scope: scope, preds: preds, owned: true}
 }
 
 // Watches watches objects of res and enqueues the keys mapFn returns for
 // each change (old and new object both mapped on an update).
-func Watches[T watch.Object](res kube.Resource, mapFn func(T) []Key, preds ...Predicate[T]) Source {
-	return &source[T]{res: res, preds: preds, mapFn: mapFn}
+func Watches[T watch.Object](res kube.TypedResource[T], mapFn func(T) []Key, preds ...Predicate[T]) Source {
+	return &source[T]{res: res.Resource(), preds: preds, mapFn: mapFn}
 }
 
 // WatchesIn is Watches for the objects of res in scope.
-func WatchesIn[T watch.Object](res kube.Resource, scope Scope, mapFn func(T) []Key, preds ...Predicate[T]) Source {
-	return &source[T]{res: res, scope: scope, preds: preds, mapFn: mapFn}
+func WatchesIn[T watch.Object](res kube.TypedResource[T], scope kube.Scope, mapFn func(T) []Key, preds ...Predicate[T]) Source {
+	return &source[T]{res: res.Resource(), scope: scope, preds: preds, mapFn: mapFn}
+}
+
+// forSources are the sources of a controller's own objects: its For
+// resource in each of scopes (ForScope, or the scopes sharding divides
+// it into; see wrapping).
+func forSources[P watch.Object](cfg Config[P], scopes []kube.Scope) []Source {
+	out := make([]Source, len(scopes))
+	for i, sc := range scopes {
+		out[i] = forSource(cfg.For, sc, cfg.Predicates)
+	}
+	return out
 }
 
 // forSource is the controller's primary resource: a change enqueues the
 // object's own key.
-func forSource[T watch.Object](res kube.Resource, scope Scope, preds []Predicate[T]) *source[T] {
-	return &source[T]{res: res, scope: scope, preds: preds, primary: true,
+func forSource[T watch.Object](res kube.TypedResource[T], scope kube.Scope, preds []Predicate[T]) *source[T] {
+	return &source[T]{res: res.Resource(), scope: scope, preds: preds, primary: true,
 		mapFn: func(obj T) []Key { return []Key{KeyOf(obj)} }}
 }
 
 type source[T watch.Object] struct {
-	res   kube.Resource
-	scope Scope
+	res   kube.Resource // zero when the source was given the zero TypedResource
+	scope kube.Scope
 	preds []Predicate[T]
 	mapFn func(T) []Key // nil for an owned source
 	owned bool
@@ -82,51 +97,61 @@ func (s *source[T]) String() string {
 	return s.res.String()
 }
 
-func (s *source[T]) start(m *Manager, primary kube.Resource, enqueue func(Key)) (func(context.Context) bool, error) {
+func (s *source[T]) start(m *Manager, primary kube.Resource, enqueue enqueueFunc) (func(context.Context) bool, error) {
+	if s.res.Resource == "" {
+		return nil, errors.New("the zero kube.TypedResource")
+	}
 	if s.owned {
 		var zero T
 		if _, ok := any(zero).(ownerer); !ok {
 			return nil, fmt.Errorf("controller: Owns(%s): %T has no GetOwnerReferences", s.res, zero)
 		}
 		s.mapFn = func(obj T) []Key { return controllerOf(obj, primary) }
+		if err := requestOwnerIndex[T](m, s.res, s.scope); err != nil {
+			return nil, err
+		}
 	}
-	inf, err := InformerIn[T](m, s.res, s.scope)
+	inf, err := informerIn[T](m, s.res, s.scope)
 	if err != nil {
 		return nil, err
 	}
 	if s.primary && len(s.preds) == 0 {
 		// The store's keys are the objects' own: no object is needed, so a
 		// compact cache decodes nothing for the events.
-		_, err = inf.AddHandler(informer.KeyHandler[T](func(k string) { enqueue(keyOfStoreKey(k)) }), informer.HandlerOptions{})
+		_, err = inf.AddHandler(informer.KeyChangeHandler[T](func(k string, c informer.KeyChange) {
+			enqueue(keyOfStoreKey(k), changePriority(c))
+		}), informer.HandlerOptions{Resync: true})
 		if err != nil {
 			return nil, err
 		}
 		return inf.WaitForSync, nil
 	}
-	emit := func(obj T) {
+	emit := func(obj T, p queue.Priority) {
 		for _, k := range s.mapFn(obj) {
-			enqueue(k)
+			enqueue(k, p)
 		}
 	}
 	_, err = inf.AddHandler(informer.HandlerFuncs[T]{
-		AddFunc: func(obj T, _ bool) {
+		AddFunc: func(obj T, initial bool) {
 			if all(s.preds, func(p Predicate[T]) bool { return p.create(obj) }) {
-				emit(obj)
+				emit(obj, changePriority(informer.KeyChange{InitialList: initial}))
 			}
 		},
 		UpdateFunc: func(old, new T) {
 			if !all(s.preds, func(p Predicate[T]) bool { return p.update(old, new) }) {
 				return
 			}
-			emit(new)
+			// A resync hands the stored object as both old and new.
+			resync := old.GetResourceVersion() == new.GetResourceVersion()
+			emit(new, changePriority(informer.KeyChange{Resync: resync}))
 			s.emitMoved(old, new, enqueue)
 		},
 		DeleteFunc: func(obj T, _ bool) {
 			if all(s.preds, func(p Predicate[T]) bool { return p.delete(obj) }) {
-				emit(obj)
+				emit(obj, queue.PriorityNormal)
 			}
 		},
-	}, informer.HandlerOptions{})
+	}, informer.HandlerOptions{Resync: true})
 	if err != nil {
 		return nil, err
 	}
@@ -144,13 +169,28 @@ func keyOfStoreKey(k string) Key {
 
 // emitMoved enqueues the keys of the old object that the new one does not
 // map to: the previous owner of an object that changed owners.
-func (s *source[T]) emitMoved(old, new T, enqueue func(Key)) {
+func (s *source[T]) emitMoved(old, new T, enqueue enqueueFunc) {
 	newKeys := s.mapFn(new)
 	for _, k := range s.mapFn(old) {
 		if !containsKey(newKeys, k) {
-			enqueue(k)
+			enqueue(k, queue.PriorityNormal)
 		}
 	}
+}
+
+// enqueueFunc queues a key at a priority.
+type enqueueFunc func(Key, queue.Priority)
+
+// changePriority is the one place that says which events are worth less
+// than a change: an add from the informer's initial list and a resync
+// only confirm what the controller will see anyway, so they wait at low
+// priority behind real changes (and age, so they are not starved; see
+// package queue). Everything else is a change.
+func changePriority(c informer.KeyChange) queue.Priority {
+	if c.InitialList || c.Resync {
+		return queue.PriorityLow
+	}
+	return queue.PriorityNormal
 }
 
 func containsKey(keys []Key, k Key) bool {

@@ -3,27 +3,28 @@ package events_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"time"
 
 	"github.com/kwatch/kwatch/client"
 	"github.com/kwatch/kwatch/events"
-	"github.com/kwatch/kwatch/internal/sim"
 	"github.com/kwatch/kwatch/kube"
+	"github.com/kwatch/kwatch/kwatchtest"
 	"github.com/kwatch/kwatch/watch"
 )
 
 // A controller records an event from a reconcile; the recorder's Run,
 // started beside the workers, writes it, and a repeat raises its count.
-// The server here is the simulator, served in the process.
+// The server here is kwatchtest's simulator, served in the process.
 func ExampleRecorder() {
-	srv, _ := sim.New(sim.Options{})
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	c, err := kube.NewClient(&kube.Config{Host: "http://" + ln.Addr().String()})
+	srv, err := kwatchtest.Serve(ctx, kwatchtest.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	c, err := kube.NewClient(srv.Config())
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -46,7 +47,7 @@ func ExampleRecorder() {
 		}
 	}
 
-	page, err := client.For[*events.Event](c, kube.Events, client.Options{}).List(ctx, "demo", watch.ListOptions{})
+	page, err := client.For(c, kube.Typed[*events.Event](kube.Events), client.Options{}).List(ctx, kube.Scope{Namespace: "demo"}, watch.ListOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -57,7 +58,6 @@ func ExampleRecorder() {
 	fmt.Printf("%+v\n", rec.Stats())
 	cancel()
 	<-ran
-	<-served
 	// Output:
 	// ReplicaSet web Normal SuccessfulCreate Created pod: web-x7k2p count 2 from replicaset-controller
 	// {Created:1 Patched:1 Dropped:0 RateLimited:0 Invalid:0 Failed:0}

@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kwatch/kwatch/client"
-	"github.com/kwatch/kwatch/internal/sim"
-	"github.com/kwatch/kwatch/internal/testutil"
+	"github.com/kwatch/kwatch/internal/rig/sim"
+	"github.com/kwatch/kwatch/internal/rig/testutil"
 	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/watch"
 )
@@ -26,7 +26,7 @@ type env struct {
 	srv    *sim.Server
 	client *kube.Client
 	rec    *Recorder
-	events *client.Resource[*Event]
+	events *client.Client[*Event]
 }
 
 // newEnv starts it; opts.Client is filled in. Run ends with the test.
@@ -58,13 +58,13 @@ func newEnv(t *testing.T, opts Options) *env {
 			t.Errorf("sim: %v", err)
 		}
 	})
-	return &env{net: n, srv: srv, client: c, rec: rec, events: client.For[*Event](c, kube.Events, client.Options{})}
+	return &env{net: n, srv: srv, client: c, rec: rec, events: client.For(c, kube.Typed[*Event](kube.Events), client.Options{})}
 }
 
 // stored lists the Events in ns.
 func (e *env) stored(t *testing.T, ns string) []*Event {
 	t.Helper()
-	page, err := e.events.List(context.Background(), ns, watch.ListOptions{})
+	page, err := e.events.List(context.Background(), kube.Scope{Namespace: ns}, watch.ListOptions{})
 	require.NoError(t, err)
 	return page.Items
 }

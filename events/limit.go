@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
+	"github.com/kwatch/kwatch/internal/ratelimit"
 )
 
 // limitKey is the object a token bucket belongs to.
@@ -23,16 +23,16 @@ func limitKeyOf(r ObjectReference) limitKey {
 // would not), and if that frees none, every bucket is; an object whose
 // bucket is dropped gets a new, full one. Safe for concurrent use.
 type objectLimiter struct {
-	limit rate.Limit
-	burst int
-	max   int
+	perSecond float64
+	burst     int
+	max       int
 
 	mu      sync.Mutex
-	buckets map[limitKey]*rate.Limiter // at most max entries
+	buckets map[limitKey]*ratelimit.Bucket // at most max entries
 }
 
 func newObjectLimiter(every time.Duration, burst, max int) *objectLimiter {
-	return &objectLimiter{limit: rate.Every(every), burst: burst, max: max, buckets: make(map[limitKey]*rate.Limiter)}
+	return &objectLimiter{perSecond: ratelimit.Every(every), burst: burst, max: max, buckets: make(map[limitKey]*ratelimit.Bucket)}
 }
 
 // allowAt takes a token from k's bucket at now and reports whether it had one.
@@ -44,17 +44,17 @@ func (l *objectLimiter) allowAt(k limitKey, now time.Time) bool {
 		if len(l.buckets) >= l.max {
 			l.pruneLocked(now)
 		}
-		b = rate.NewLimiter(l.limit, l.burst)
+		b = ratelimit.New(l.perSecond, l.burst)
 		l.buckets[k] = b
 	}
-	return b.AllowN(now, 1)
+	return b.AllowAt(now)
 }
 
 // pruneLocked drops the full buckets, or all of them when none is full.
 // l.mu must be held.
 func (l *objectLimiter) pruneLocked(now time.Time) {
 	for k, b := range l.buckets {
-		if b.TokensAt(now) >= float64(l.burst) {
+		if b.Full(now) {
 			delete(l.buckets, k)
 		}
 	}

@@ -95,7 +95,7 @@ type occurrence struct {
 // safe for concurrent use. Most callers keep one per controller, call
 // Event or Eventf from reconciles, and run Run beside their workers.
 type Recorder struct {
-	events  *client.Resource[*Event]
+	events  *client.Client[*Event]
 	source  Source
 	window  time.Duration
 	timeout time.Duration
@@ -139,7 +139,7 @@ func New(opts Options) (*Recorder, error) {
 		component = client.DefaultFieldManager()
 	}
 	r := &Recorder{
-		events:  client.For[*Event](opts.Client, kube.Events, client.Options{FieldManager: component}),
+		events:  client.For(opts.Client, kube.Typed[*Event](kube.Events), client.Options{FieldManager: component}),
 		source:  Source{Component: component, Host: opts.Instance},
 		window:  orDefault(opts.Window, DefaultWindow),
 		timeout: orDefault(opts.WriteTimeout, DefaultWriteTimeout),

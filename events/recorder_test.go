@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kwatch/kwatch/client"
-	"github.com/kwatch/kwatch/internal/sim"
+	"github.com/kwatch/kwatch/internal/rig/sim"
 	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/metrics"
 	"github.com/kwatch/kwatch/metrics/metricstest"
@@ -222,7 +222,7 @@ func TestFailedWritesAreCountedAndForgotten(t *testing.T) {
 
 func TestMetrics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		reg := metrics.NewRegistry()
+		reg := metrics.NewSet()
 		e := newEnv(t, Options{Component: "ctl", Metrics: reg, Burst: 1})
 		e.rec.Event(pod("web-1"), TypeNormal, "A", "m")
 		e.rec.Event(pod("web-1"), TypeNormal, "A", "m") // rate limited: burst 1

@@ -99,6 +99,9 @@ func (inf *Informer[T]) upsertLocked(ev watch.Event[T], rv string) {
 		var existed bool
 		if old, existed, err = inf.store.Upsert(obj, rv); err == nil {
 			key, _ := inf.store.Key(obj) // Upsert computed it without error
+			if existed && inf.replaced != nil {
+				inf.replaced(old, obj, false)
+			}
 			for _, r := range inf.handlers {
 				if existed {
 					r.q.update(key, old, obj)
@@ -154,6 +157,9 @@ func (inf *Informer[T]) removeLocked(raw, obj T, finalOK, unknown bool, rv strin
 		}
 	}
 	if last, existed := inf.store.Delete(key, rv); existed {
+		if inf.replaced != nil {
+			inf.replaced(last, obj, true)
+		}
 		final := last
 		if finalOK {
 			final = obj
@@ -213,16 +219,22 @@ func (inf *Informer[T]) commit(repl *store.Replacement[T], rv string, distrust b
 		}
 		prev, had := old[key]
 		delete(old, key)
+		if had && inf.replaced != nil {
+			inf.replaced(prev, obj, false)
+		}
 		for _, r := range inf.handlers {
 			switch {
 			case !had:
 				r.q.add(key, obj, initial)
 			case distrust || changed(prev, obj):
-				r.q.update(key, prev, obj)
+				r.q.relistUpdate(key, prev, obj)
 			}
 		}
 	}
 	for key, prev := range old {
+		if inf.replaced != nil {
+			inf.replaced(prev, prev, true)
+		}
 		for _, r := range inf.handlers {
 			r.q.remove(key, prev, prev, true)
 		}

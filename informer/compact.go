@@ -1,6 +1,7 @@
 package informer
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,8 +16,11 @@ import (
 type StoreMode int
 
 const (
-	// StoreTyped keeps each object decoded into T.
-	StoreTyped StoreMode = iota
+	// StoreDefault, the zero value, is StoreCompact, except for what only
+	// the typed store can do: with a Transform or a Table (both work on
+	// decoded objects), or for T = *watch.Raw (already the compact form),
+	// it is StoreTyped. Options.EffectiveStore says which one applies.
+	StoreDefault StoreMode = iota
 	// StoreCompact keeps each object as the server encoded it (protobuf
 	// where T decodes protobuf and the client does not ask for JSON, JSON
 	// otherwise) in one pointer-free allocation beside its metadata
@@ -25,9 +29,12 @@ const (
 	// What changes against StoreTyped:
 	//   - Memory: about the encoded size per object, which the garbage
 	//     collector marks without scanning; no decode on arrival.
-	//   - Reads: Store().Get decodes (one decode per version, shared through
-	//     the DecodeCache); List, Snapshot and ByIndex decode every object
-	//     they return, so prefer keys (ListKeys, IndexKeys) and Get.
+	//   - Reads: Store().Get, List, Snapshot and ByIndex decode what is not
+	//     in the decode cache (Options.DecodeCache), one decode per version
+	//     shared by readers and handlers; the cache grows to the largest
+	//     batch read lately, so a repeated List of unchanged objects decodes
+	//     nothing, and holds, while it does, the decoded objects besides the
+	//     encoded ones. Keys (ListKeys, IndexKeys) never decode.
 	//   - Handlers: a KeyHandler never decodes; a raw handler (AddRawHandler)
 	//     gets old and new metadata at once and decodes (Decode) only the
 	//     object it asks for; any other handler decodes the objects it is
@@ -35,17 +42,32 @@ const (
 	//   - Indexes: the namespace index and RawIndexers read metadata only;
 	//     Indexers and a custom Key decode each object version they see.
 	//   - An object that does not decode into T is found on read: Get
-	//     reports it absent, a handler is not called for it, and the
-	//     failure is counted (Stats.DecodeErrors) and shown as a refusal in
-	//     Health. In StoreTyped it is refused on arrival.
-	//   - Transform and Table are not available (New returns an error):
-	//     both work on decoded objects.
+	//     reports it absent, and the failure is counted
+	//     (Stats.DecodeErrors) and shown as a refusal in Health. A handler
+	//     is not given a version that does not decode and keeps the last
+	//     one it was given: its next OnUpdate starts from that one, and a
+	//     delete always reaches it, with the final state if that decodes,
+	//     else with the last version it was given and finalStateUnknown
+	//     set. In StoreTyped such an object is refused on arrival.
+	//   - Transform and Table are not available (New returns an error when
+	//     StoreCompact is asked for explicitly; StoreDefault picks
+	//     StoreTyped for them): both work on decoded objects.
+	//   - Aliasing is as in StoreTyped: an object returned by a read or
+	//     given to a handler is shared (with the decode cache, other readers
+	//     and handlers) and must not be modified; it is never reused or
+	//     changed by the informer, so a handler or reader may keep it.
 	StoreCompact
+	// StoreTyped keeps each object decoded into T: decoded once on
+	// arrival, so every read is free and Transform and Table work; it costs
+	// the decoded size per object and a decode of every event.
+	StoreTyped
 )
 
-// String returns "typed" or "compact".
+// String returns "default", "typed" or "compact".
 func (m StoreMode) String() string {
 	switch m {
+	case StoreDefault:
+		return "default"
 	case StoreTyped:
 		return "typed"
 	case StoreCompact:
@@ -57,12 +79,16 @@ func (m StoreMode) String() string {
 // compactSide is the part of an Informer[T] in StoreCompact: an informer of
 // Raws does the protocol and keeps the store; T is decoded on read.
 type compactSide[T watch.Object] struct {
-	raw     *Informer[*watch.Raw]
-	codec   *watch.RawCodec[T]
-	cache   *decodeCache[T]
-	key     store.KeyFunc[T] // nil: the Raw's own metadata key
-	decodes atomic.Int64
-	errs    atomic.Int64
+	raw   *Informer[*watch.Raw]
+	codec *watch.RawCodec[T]
+	cache *decodeCache[T]
+	key   store.KeyFunc[T] // nil: the Raw's own metadata key
+	// decoders counts the handlers given decoded objects: while there is
+	// one, a replaced version may still be delivered as an update's old
+	// object, so its decode stays cached until evicted.
+	decoders atomic.Int64
+	decodes  atomic.Int64
+	errs     atomic.Int64
 }
 
 // newCompact returns the compact side of an informer with opts.
@@ -74,12 +100,13 @@ func newCompact[T watch.Object](opts Options[T]) (*compactSide[T], error) {
 		return nil, errors.New("informer: Table needs Store: StoreTyped")
 	}
 	c := &compactSide[T]{codec: watch.NewRawCodec[T](), cache: newDecodeCache[T](opts.DecodeCache), key: opts.Key}
+	// The inner informer of Raw is typed (its objects are the encoded
+	// ones); the decode cache is this side's.
+	tuning := opts.Tuning
+	tuning.Store, tuning.DecodeCache = StoreDefault, 0
 	rawOpts := Options[*watch.Raw]{
-		Client: opts.Client, Resource: opts.Resource, Namespace: opts.Namespace,
-		LabelSelector: opts.LabelSelector, FieldSelector: opts.FieldSelector,
-		ListMode: opts.ListMode, PageSize: opts.PageSize, MetadataOnly: opts.MetadataOnly,
-		Backoff: opts.Backoff, MinWatchTimeout: opts.MinWatchTimeout, IdleTimeout: opts.IdleTimeout,
-		ResyncPeriod: opts.ResyncPeriod, Decoder: opts.Decoder, Logger: opts.Logger,
+		Client: opts.Client, Resource: opts.Resource, Scope: opts.Scope,
+		MetadataOnly: opts.MetadataOnly, Tuning: tuning, Logger: opts.Logger,
 		jsonOnly:  !watch.DecodesProtobuf[T](),
 		Transform: rawTransform(opts.DropManagedFields),
 		Indexers:  make(map[string]store.IndexFunc[*watch.Raw]),
@@ -116,12 +143,28 @@ func newCompact[T watch.Object](opts Options[T]) (*compactSide[T], error) {
 		return nil, err
 	}
 	c.raw = raw
+	raw.replaced = c.replaced
 	if opts.Snapshot != nil {
 		if raw.snap, err = newSnapshotter(raw, *opts.Snapshot, snapshotEncoding(rawOpts)); err != nil {
 			return nil, err
 		}
 	}
 	return c, nil
+}
+
+// replaced keeps the decode cache to what readers can still ask for (see
+// Informer.replaced): a relist's unchanged copy takes over the cached
+// decode, a replaced or deleted version is dropped, or only demoted while
+// a decoding handler may still be given it.
+func (c *compactSide[T]) replaced(old, cur *watch.Raw, gone bool) {
+	switch {
+	case !gone && old != cur && old.Protobuf() == cur.Protobuf() && bytes.Equal(old.Body(), cur.Body()):
+		c.cache.move(old, cur)
+	case c.decoders.Load() == 0:
+		c.cache.drop(old)
+	default:
+		c.cache.demote(old)
+	}
 }
 
 // rawTransform is the compact store's Transform: none, or dropping
@@ -195,48 +238,121 @@ func (c *compactSide[T]) run(ctx context.Context) error { return c.raw.Run(ctx) 
 // handler adapts h to the Raw informer: a KeyHandler gets keys as they
 // are; any other handler gets the objects decoded, through the cache.
 func (c *compactSide[T]) handler(h Handler[T]) Handler[*watch.Raw] {
+	if kc, ok := h.(keyChangeReceiver); ok {
+		return KeyChangeHandler[*watch.Raw](kc.onKeyChange)
+	}
 	if kr, ok := h.(keyReceiver); ok {
 		return KeyHandler[*watch.Raw](kr.onKey)
 	}
-	return decodingHandler[T]{h: h, c: c}
+	c.decoders.Add(1)
+	return &decodingHandler[T]{h: h, c: c, given: map[string]*watch.Raw{}}
 }
 
-// decodingHandler decodes a compact store's objects for a typed handler.
-// A version that does not decode is not delivered: an update whose old
-// version did not decode is an add of the new one, since the handler
-// never saw the old.
+// decodingHandler decodes a compact store's objects for a typed handler,
+// one per registration. A version that does not decode is not given to
+// the handler, which keeps the last version it was given:
+//   - an update whose new version does not decode is not delivered;
+//   - the next version that decodes comes as OnUpdate from the last
+//     version given (OnAdd when the handler was given none);
+//   - a delete is always delivered to a handler that was given the
+//     object: with the final state when it decodes, else with the last
+//     version given and finalStateUnknown set (it is not the state at
+//     deletion). A typed handler never keeps an object the server deleted.
+//
+// It relies on decoding being a function of the bytes: a version that does
+// not decode now did not when it was delivered, and one that decodes was
+// given to the handler.
 type decodingHandler[T watch.Object] struct {
 	h Handler[T]
 	c *compactSide[T]
+	// given holds, for each key whose newest delivered version did not
+	// decode, the last version the handler was given. Keys whose newest
+	// version decoded are not in it, so it holds at most the objects that
+	// do not decode. The informer calls a handler from one goroutine at a
+	// time (Handler), so it needs no lock.
+	given map[string]*watch.Raw
 }
 
-func (d decodingHandler[T]) OnAdd(r *watch.Raw, initial bool) {
-	if obj, err := d.c.decode(r); err == nil {
-		d.h.OnAdd(obj, initial)
+// onChange is how the informer delivers to it (see deliver): with the key
+// and, for a delete, the version the handler last saw.
+func (d *decodingHandler[T]) onChange(p pending[*watch.Raw]) {
+	switch {
+	case p.curOK:
+		d.upsert(p)
+	case p.oldOK:
+		d.remove(p)
 	}
 }
 
-func (d decodingHandler[T]) OnUpdate(old, cur *watch.Raw) {
-	obj, err := d.c.decode(cur)
+func (d *decodingHandler[T]) upsert(p pending[*watch.Raw]) {
+	obj, err := d.c.decode(p.cur)
 	if err != nil {
+		if _, held := d.given[p.key]; !held && p.oldOK {
+			if _, err := d.c.decode(p.old); err == nil {
+				d.given[p.key] = p.old
+			}
+		}
 		return
 	}
-	if old == cur {
-		d.h.OnUpdate(obj, obj)
+	prev, ok := d.lastGiven(p)
+	delete(d.given, p.key)
+	if !ok {
+		d.h.OnAdd(obj, p.initial)
 		return
 	}
-	prev, err := d.c.decode(old)
-	if err != nil {
-		d.h.OnAdd(obj, false)
+	if rh, ok := d.h.(RelistUpdater[T]); ok && p.relisted {
+		rh.OnRelistUpdate(prev, obj)
 		return
 	}
 	d.h.OnUpdate(prev, obj)
 }
 
-func (d decodingHandler[T]) OnDelete(r *watch.Raw, unknown bool) {
-	if obj, err := d.c.decode(r); err == nil {
-		d.h.OnDelete(obj, unknown)
+func (d *decodingHandler[T]) remove(p pending[*watch.Raw]) {
+	if obj, err := d.c.decode(p.cur); err == nil {
+		delete(d.given, p.key)
+		d.h.OnDelete(obj, p.unknown)
+		return
 	}
+	last, ok := d.lastGiven(p)
+	delete(d.given, p.key)
+	if ok {
+		d.h.OnDelete(last, true)
+	}
+	// Otherwise the handler was never given the object: nothing to take back.
+}
+
+// lastGiven is the version of p's object the handler was last given, if any.
+func (d *decodingHandler[T]) lastGiven(p pending[*watch.Raw]) (T, bool) {
+	r, held := d.given[p.key]
+	if !held {
+		if !p.oldOK {
+			var zero T
+			return zero, false
+		}
+		r = p.old
+	}
+	obj, err := d.c.decode(r)
+	return obj, err == nil
+}
+
+// The Handler methods serve a caller that uses it directly; the informer
+// calls onChange. They key objects by namespace/name.
+
+func (d *decodingHandler[T]) OnAdd(r *watch.Raw, initial bool) {
+	d.onChange(pending[*watch.Raw]{key: rawKey(r), cur: r, curOK: true, initial: initial})
+}
+
+func (d *decodingHandler[T]) OnUpdate(old, cur *watch.Raw) {
+	d.onChange(pending[*watch.Raw]{key: rawKey(cur), old: old, oldOK: true, cur: cur, curOK: true})
+}
+
+func (d *decodingHandler[T]) OnDelete(r *watch.Raw, unknown bool) {
+	d.onChange(pending[*watch.Raw]{key: rawKey(r), old: r, oldOK: true, cur: r, unknown: unknown})
+}
+
+func rawKey(r *watch.Raw) string {
+	k, _ := store.MetaKey(r)
+	return k
 }
 
 // AddRawHandler registers h on a compact store's records: it receives
@@ -248,6 +364,7 @@ func (inf *Informer[T]) AddRawHandler(h Handler[*watch.Raw], opts HandlerOptions
 	if inf.compact == nil {
 		return nil, errors.New("informer: AddRawHandler needs Store: StoreCompact")
 	}
+	inf.compact.decoders.Add(1) // it may Decode an update's old object
 	return inf.compact.raw.AddHandler(h, opts)
 }
 

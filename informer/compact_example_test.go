@@ -11,6 +11,7 @@ import (
 
 	"github.com/kwatch/kwatch/informer"
 	"github.com/kwatch/kwatch/kube"
+	"github.com/kwatch/kwatch/kwatchtest"
 )
 
 // A compact store keeps each object as the server encoded it and decodes
@@ -19,8 +20,15 @@ import (
 func ExampleStoreCompact() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	host, served := serveTwoPods(ctx)
-	c, err := kube.NewClient(&kube.Config{Host: host})
+	srv, err := kwatchtest.Serve(ctx, kwatchtest.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	_, _ = srv.PutPod(kwatchtest.Pod{Namespace: "demo", Name: "web-1"})
+	_, _ = srv.PutPod(kwatchtest.Pod{Namespace: "demo", Name: "web-2"})
+	c, err := kube.NewClient(srv.Config())
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -28,9 +36,11 @@ func ExampleStoreCompact() {
 	dir, _ := os.MkdirTemp("", "kwatch-example")
 	defer os.RemoveAll(dir)
 	opts := informer.Options[*metav1.PartialObjectMetadata]{
-		Client: c, Resource: kube.Pods, Store: informer.StoreCompact,
+		Client: c, Resource: kube.Pods,
 		Snapshot: &informer.SnapshotOptions{Path: filepath.Join(dir, "pods.snap")},
-		Logger:   slog.New(slog.DiscardHandler)}
+		Logger:   slog.New(slog.DiscardHandler),
+		Tuning:   informer.Tuning{Store: informer.StoreCompact},
+	}
 
 	for run := 1; run <= 2; run++ {
 		pods, err := informer.New(opts)
@@ -55,8 +65,6 @@ func ExampleStoreCompact() {
 		stop()
 		<-ran // Run writes the snapshot as it returns
 	}
-	cancel()
-	<-served
 	// Output:
 	// run 1: 2 pods, web-1 decoded, restored from the snapshot: false, lists: 1
 	// run 2: 2 pods, web-1 decoded, restored from the snapshot: true, lists: 0

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kwatch/kwatch/internal/sim"
-	"github.com/kwatch/kwatch/internal/sim/simtest"
+	"github.com/kwatch/kwatch/internal/rig/sim"
+	"github.com/kwatch/kwatch/internal/rig/simkit"
 	"github.com/kwatch/kwatch/store"
 	"github.com/kwatch/kwatch/watch"
 )
@@ -23,12 +23,14 @@ func compactOptions(t *testing.T, host string, mode ListMode) Options[*testPod] 
 // TestCompactStoreEqualsTyped runs a typed and a compact informer against
 // one server under churn: both stores must end equal, object for object.
 func TestCompactStoreEqualsTyped(t *testing.T) {
-	h := simtest.Start(t, sim.Options{HistorySize: 1000})
+	h := simkit.Start(t, sim.Options{HistorySize: 1000})
 	for i := range 30 {
 		_, err := h.Server.PutPod(sim.Pod{Namespace: fmt.Sprintf("ns-%d", i%3), Name: fmt.Sprintf("p-%d", i)})
 		require.NoError(t, err)
 	}
-	typed, err := New(simOptions(t, h.URL, ListAuto))
+	typedOpts := simOptions(t, h.URL, ListAuto)
+	typedOpts.Store = StoreTyped
+	typed, err := New(typedOpts)
 	require.NoError(t, err)
 	opts := simOptions(t, h.URL, ListAuto)
 	opts.Store = StoreCompact
@@ -176,9 +178,14 @@ func TestCompactRefusesWhatNeedsDecodedObjects(t *testing.T) {
 	_, err = New(opts)
 	require.ErrorContains(t, err, "Table needs Store: StoreTyped")
 	opts = fastOptions("http://127.0.0.1:1", t, ListPaged)
+	opts.Store = StoreTyped
 	opts.RawIndexers = map[string]store.IndexFunc[*watch.Raw]{"x": nil}
 	_, err = New(opts)
-	require.ErrorContains(t, err, "RawIndexers need Store: StoreCompact")
+	require.ErrorContains(t, err, "RawIndexers need the compact store")
+	opts.Store = StoreDefault
+	opts.Transform = func(p *testPod) (*testPod, error) { return p, nil }
+	_, err = New(opts)
+	require.ErrorContains(t, err, "RawIndexers need the compact store", "a Transform makes the default typed")
 }
 
 func TestDecodeCacheIsBounded(t *testing.T) {
@@ -230,7 +237,9 @@ func TestCompactRawHandlerDecodesOnlyWhenAsked(t *testing.T) {
 	require.Equal(t, []string{"5->11", "6->12 node n1"}, calls)
 	require.EqualValues(t, 1, inf.Stats().Decodes)
 
-	typed, err := New(fastOptions(s.srv.URL, t, ListPaged))
+	typedOpts := fastOptions(s.srv.URL, t, ListPaged)
+	typedOpts.Store = StoreTyped
+	typed, err := New(typedOpts)
 	require.NoError(t, err)
 	_, err = typed.AddRawHandler(HandlerFuncs[*watch.Raw]{}, HandlerOptions{})
 	require.ErrorContains(t, err, "needs Store: StoreCompact")
@@ -239,7 +248,7 @@ func TestCompactRawHandlerDecodesOnlyWhenAsked(t *testing.T) {
 // TestDropManagedFieldsInBothModes: both store modes drop managedFields,
 // and end with the same objects.
 func TestDropManagedFieldsInBothModes(t *testing.T) {
-	h := simtest.Start(t, sim.Options{})
+	h := simkit.Start(t, sim.Options{})
 	for i := range 10 {
 		_, err := h.Server.PutPod(sim.Pod{Namespace: "ns", Name: fmt.Sprintf("p-%d", i)})
 		require.NoError(t, err)

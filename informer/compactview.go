@@ -50,6 +50,7 @@ func (v compactView[T]) List() []T { return v.decodeAll(v.raw.List()) }
 
 func (v compactView[T]) Snapshot() map[string]T {
 	raws := v.raw.Snapshot()
+	v.c.cache.batch(len(raws))
 	out := make(map[string]T, len(raws))
 	for k, r := range raws {
 		if obj, err := v.c.decode(r); err == nil {
@@ -73,7 +74,14 @@ func (v compactView[T]) IndexKeys(index, value string) ([]string, error) {
 
 func (v compactView[T]) IndexValues(index string) ([]string, error) { return v.raw.IndexValues(index) }
 
+// decodeAll decodes a batch read, after telling the cache its size: a
+// cache sized by use makes room for it, so the same read repeated over
+// unchanged objects decodes nothing.
 func (v compactView[T]) decodeAll(raws []*watch.Raw) []T {
+	if raws == nil {
+		return nil // as the typed store answers
+	}
+	v.c.cache.batch(len(raws))
 	out := make([]T, 0, len(raws))
 	for _, r := range raws {
 		if obj, err := v.c.decode(r); err == nil {

@@ -10,10 +10,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kwatch/kwatch/internal/chaosnet"
-	"github.com/kwatch/kwatch/internal/sim"
-	"github.com/kwatch/kwatch/internal/sim/simtest"
-	"github.com/kwatch/kwatch/internal/testutil"
+	"github.com/kwatch/kwatch/internal/rig/chaosnet"
+	"github.com/kwatch/kwatch/internal/rig/sim"
+	"github.com/kwatch/kwatch/internal/rig/simkit"
+	"github.com/kwatch/kwatch/internal/rig/testutil"
 	"github.com/kwatch/kwatch/kube"
 )
 
@@ -75,7 +75,7 @@ func TestDeadConnectionIsDetectedOnSchedule(t *testing.T) {
 // Only the outcome is asserted; TestDeadConnectionIsDetectedOnSchedule
 // asserts the schedule.
 func TestDeadConnectionIsDetectedOverHTTP2(t *testing.T) {
-	h := simtest.Start(t, sim.Options{TLS: true, BookmarkInterval: 250 * time.Millisecond})
+	h := simkit.Start(t, sim.Options{TLS: true, BookmarkInterval: 250 * time.Millisecond})
 	loadPods(t, h.Server, 3)
 	proxy := chaosnet.New(h.URL[len("https://"):])
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -7,7 +7,7 @@
 // decision):
 //
 //	start ──► streaming list (watch?sendInitialEvents) ──end bookmark──► watch
-//	  │             │ server without support                               │
+//	  │             │ not honoured (ListAuto: paged from then on, same RV) │
 //	  └──────────► paginated list (RV "0", from the server's cache) ─────► │
 //	                 ▲  410 on watch: relist from the last RV (jittered)   │
 //	                 │  504 ResourceVersionTooLarge: relist from ""        │
@@ -63,11 +63,15 @@
 //   - Options.Table lists and watches the server's printed Table (kubectl's
 //     columns) instead of objects; T decodes one row with its metadata.
 //   - Readers get a store.View: only the informer writes to its cache.
-//   - Options.Store picks how the cache holds objects: decoded into T
-//     (StoreTyped, the default) or as the server encoded them, decoded on
-//     read through a bounded cache (StoreCompact: a fraction of the memory
-//     and of the garbage collector's work; a KeyHandler never decodes).
-//     compact.go says what else changes.
+//   - Options.Store picks how the cache holds objects: as the server
+//     encoded them, decoded on read through a cache of decoded objects
+//     sized by use (StoreCompact, the default: a fraction of the memory
+//     and of the garbage collector's work; a KeyHandler never decodes; a
+//     repeated List of unchanged objects decodes nothing), or decoded into
+//     T on arrival (StoreTyped, which the default picks by itself for a
+//     Transform or a Table). compact.go says what else changes. Objects
+//     from either store are shared: a reader or handler may keep them and
+//     must not modify them.
 //   - A compact informer can keep its store in a file (Options.Snapshot)
 //     and resume from it on Run instead of listing: the server confirms the
 //     file's RV first, a 410 or a mismatch lists as usual, and it counts as

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kwatch/kwatch/internal/sim"
-	"github.com/kwatch/kwatch/internal/sim/simtest"
+	"github.com/kwatch/kwatch/internal/rig/sim"
+	"github.com/kwatch/kwatch/internal/rig/simkit"
 	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/store"
 )
@@ -26,13 +26,14 @@ func loadPods(t *testing.T, srv *sim.Server, n int) {
 }
 
 func TestMetadataOnlyMode(t *testing.T) {
-	h := simtest.Start(t, sim.Options{})
+	h := simkit.Start(t, sim.Options{})
 	loadPods(t, h.Server, 10)
 	c, err := kube.NewClient(&kube.Config{Host: h.URL})
 	require.NoError(t, err)
 	for _, mode := range []ListMode{ListPaged, ListAuto} {
-		inf, err := New(Options[*metav1.PartialObjectMetadata]{Client: c, Resource: kube.Pods, MetadataOnly: true,
-			ListMode: mode, Logger: quietLogger()})
+		inf, err := New(Options[*metav1.PartialObjectMetadata]{Client: c, Resource: kube.Pods, MetadataOnly: true, Logger: quietLogger(),
+			Tuning: Tuning{ListMode: mode},
+		})
 		require.NoError(t, err)
 		cancel := start(t, inf)
 		require.True(t, inf.WaitForSync(ctxTimeout(t)))
@@ -48,7 +49,7 @@ func TestMetadataOnlyMode(t *testing.T) {
 }
 
 func TestTransformAndIndexers(t *testing.T) {
-	h := simtest.Start(t, sim.Options{})
+	h := simkit.Start(t, sim.Options{})
 	loadPods(t, h.Server, 6)
 	opts := simOptions(t, h.URL, ListPaged)
 	opts.Transform = func(p *testPod) (*testPod, error) {
@@ -79,7 +80,7 @@ func TestTransformAndIndexers(t *testing.T) {
 }
 
 func TestResyncRedeliversObjects(t *testing.T) {
-	h := simtest.Start(t, sim.Options{})
+	h := simkit.Start(t, sim.Options{})
 	loadPods(t, h.Server, 3)
 	opts := simOptions(t, h.URL, ListPaged)
 	opts.ResyncPeriod = 20 * time.Millisecond
@@ -96,43 +97,8 @@ func TestResyncRedeliversObjects(t *testing.T) {
 	require.Eventually(t, func() bool { return resyncs.Load() >= 6 }, waitLong, tick)
 }
 
-func TestRegistrySharesOneInformer(t *testing.T) {
-	h := simtest.Start(t, sim.Options{})
-	loadPods(t, h.Server, 4)
-	var reg Registry
-	opts := simOptions(t, h.URL, ListPaged)
-	a, releaseA, err := Shared(&reg, opts)
-	require.NoError(t, err)
-	b, releaseB, err := Shared(&reg, opts)
-	require.NoError(t, err)
-	require.Same(t, a, b, "same resource and selectors share one informer")
-	other := opts
-	other.Namespace = "ns-1"
-	c, releaseC, err := Shared(&reg, other)
-	require.NoError(t, err)
-	require.NotSame(t, a, c)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = reg.Run(ctx); close(done) }()
-	require.True(t, a.WaitForSync(ctxTimeout(t)))
-	require.True(t, c.WaitForSync(ctxTimeout(t)))
-	require.Equal(t, 4, a.Store().Len())
-	require.Equal(t, 2, c.Store().Len())
-	require.Eventually(t, func() bool { return h.Server.Stats().ActiveWatches == 2 }, waitLong, tick,
-		"two informers, two watches, for three consumers")
-	releaseA()
-	require.EqualValues(t, 2, h.Server.Stats().ActiveWatches, "b still holds the shared informer")
-	releaseB()
-	require.Eventually(t, func() bool { return h.Server.Stats().ActiveWatches == 1 }, waitLong, tick,
-		"the last release stops the informer")
-	releaseC()
-	cancel()
-	<-done
-}
-
 func TestRunReturnsAllGoroutines(t *testing.T) {
-	h := simtest.Start(t, sim.Options{})
+	h := simkit.Start(t, sim.Options{})
 	loadPods(t, h.Server, 5)
 	opts := simOptions(t, h.URL, ListAuto)
 	opts.ResyncPeriod = time.Hour

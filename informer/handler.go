@@ -30,11 +30,33 @@ type Handler[T any] interface {
 	OnDelete(obj T, finalStateUnknown bool)
 }
 
+// RelistUpdater is a Handler that tells the updates a relist computed
+// from those a watch delivered: for those, the informer calls
+// OnRelistUpdate instead of OnUpdate. Such an update may span several
+// changes of the object that the informer did not see (it was not
+// watching). A printer says so (kwatch --diff); most handlers need not
+// care.
+type RelistUpdater[T any] interface {
+	OnRelistUpdate(old, new T)
+}
+
 // HandlerFuncs adapts functions to a Handler; nil functions are skipped.
+// RelistUpdateFunc, if set, gets the updates a relist computed (see
+// RelistUpdater); if nil, UpdateFunc gets them.
 type HandlerFuncs[T any] struct {
-	AddFunc    func(obj T, inInitialList bool)
-	UpdateFunc func(old, new T)
-	DeleteFunc func(obj T, finalStateUnknown bool)
+	AddFunc          func(obj T, inInitialList bool)
+	UpdateFunc       func(old, new T)
+	DeleteFunc       func(obj T, finalStateUnknown bool)
+	RelistUpdateFunc func(old, new T)
+}
+
+// OnRelistUpdate calls RelistUpdateFunc if set, else UpdateFunc.
+func (h HandlerFuncs[T]) OnRelistUpdate(old, new T) {
+	if h.RelistUpdateFunc != nil {
+		h.RelistUpdateFunc(old, new)
+		return
+	}
+	h.OnUpdate(old, new)
 }
 
 // OnAdd calls AddFunc if set.
@@ -71,6 +93,9 @@ type pending[T any] struct {
 	curOK   bool // the object exists; false after a delete (cur is then its final state)
 	unknown bool // the delete was inferred from a relist
 	initial bool // an add from the initial list
+	resync  bool // a resync's OnUpdate(obj, obj), no change merged into it since
+	// relisted: a relist computed the update (or one merged into it).
+	relisted bool
 }
 
 type fifoEntry struct {
@@ -140,12 +165,16 @@ func (q *handlerQueue[T]) add(key string, obj T, initial bool) {
 	} else {
 		q.merged.Add(1)
 	}
-	p.cur, p.curOK = obj, true
+	p.cur, p.curOK, p.resync = obj, true, false
 	q.signal()
 	q.mu.Unlock()
 }
 
-func (q *handlerQueue[T]) update(key string, old, obj T) {
+func (q *handlerQueue[T]) update(key string, old, obj T) { q.updateFrom(key, old, obj, false) }
+
+func (q *handlerQueue[T]) relistUpdate(key string, old, obj T) { q.updateFrom(key, old, obj, true) }
+
+func (q *handlerQueue[T]) updateFrom(key string, old, obj T, relisted bool) {
 	q.mu.Lock()
 	p, ok := q.items[key]
 	if !ok {
@@ -154,7 +183,8 @@ func (q *handlerQueue[T]) update(key string, old, obj T) {
 	} else {
 		q.merged.Add(1)
 	}
-	p.cur, p.curOK = obj, true
+	p.cur, p.curOK, p.resync = obj, true, false
+	p.relisted = p.relisted || relisted
 	q.signal()
 	q.mu.Unlock()
 }
@@ -182,7 +212,7 @@ func (q *handlerQueue[T]) remove(key string, last, final T, unknown bool) {
 		q.mu.Unlock()
 		return
 	}
-	p.cur, p.curOK, p.unknown = final, false, unknown
+	p.cur, p.curOK, p.unknown, p.resync = final, false, unknown, false
 	q.signal()
 	q.mu.Unlock()
 }
@@ -192,7 +222,7 @@ func (q *handlerQueue[T]) resyncObj(key string, obj T) {
 	q.mu.Lock()
 	if _, ok := q.items[key]; !ok {
 		p := q.pushLocked(key)
-		p.old, p.oldOK, p.cur, p.curOK = obj, true, obj, true
+		p.old, p.oldOK, p.cur, p.curOK, p.resync = obj, true, obj, true, true
 		q.signal()
 	}
 	q.mu.Unlock()
@@ -305,14 +335,26 @@ func deliver[T any](h Handler[T], p pending[T], log *slog.Logger, panics *atomic
 			log.Error("informer handler panicked", "panic", r, "stack", string(debug.Stack()))
 		}
 	}()
+	if kc, ok := h.(keyChangeReceiver); ok {
+		kc.onKeyChange(p.key, KeyChange{InitialList: p.initial && !p.oldOK && p.curOK, Resync: p.resync})
+		return
+	}
 	if kh, ok := h.(keyReceiver); ok {
 		kh.onKey(p.key)
+		return
+	}
+	if cr, ok := h.(changeReceiver[T]); ok {
+		cr.onChange(p)
 		return
 	}
 	switch {
 	case !p.oldOK && p.curOK:
 		h.OnAdd(p.cur, p.initial)
 	case p.oldOK && p.curOK:
+		if rh, ok := h.(RelistUpdater[T]); ok && p.relisted {
+			rh.OnRelistUpdate(p.old, p.cur)
+			return
+		}
 		h.OnUpdate(p.old, p.cur)
 	case p.oldOK && !p.curOK:
 		h.OnDelete(p.cur, p.unknown)
@@ -330,6 +372,12 @@ func KeyHandler[T watch.Object](enqueue func(key string)) Handler[T] {
 
 // keyReceiver is a handler that wants only the store key of each change.
 type keyReceiver interface{ onKey(key string) }
+
+// changeReceiver is a handler that wants the whole change: its key, and
+// for a delete the version the handler last saw beside the final state
+// (the compact store's decodingHandler, which needs it when the final
+// state does not decode).
+type changeReceiver[T any] interface{ onChange(p pending[T]) }
 
 // keyHandler is KeyHandler's Handler. The informer delivers keys to it
 // through onKey; its On* methods serve callers that use it directly, and

@@ -43,6 +43,11 @@ type Informer[T watch.Object] struct {
 
 	stats stats
 
+	// replaced, if set, is told (with distMu held) of each stored version
+	// the store gives up: old replaced by cur, or removed (gone). It is the
+	// compact side's hook that keeps its decode cache to stored versions.
+	replaced func(old, cur T, gone bool)
+
 	// snap keeps the snapshot file of a compact store's Raw informer.
 	snap *snapshotter
 
@@ -71,10 +76,10 @@ func New[T watch.Object](opts Options[T]) (*Informer[T], error) {
 		return nil, fmt.Errorf("informer: unknown Options.Store %d", opts.Store)
 	}
 	if len(opts.RawIndexers) > 0 {
-		return nil, errors.New("informer: RawIndexers need Store: StoreCompact")
+		return nil, errors.New("informer: RawIndexers need the compact store (Store: StoreCompact, or StoreDefault without Transform or Table)")
 	}
 	if opts.Snapshot != nil {
-		return nil, errors.New("informer: Snapshot needs Store: StoreCompact")
+		return nil, errors.New("informer: Snapshot needs the compact store (Store: StoreCompact, or StoreDefault without Transform or Table)")
 	}
 	if opts.DropManagedFields {
 		t, err := dropManagedFields(opts.Transform)
@@ -99,6 +104,10 @@ func (inf *Informer[T]) Store() store.View[T] {
 	}
 	return inf.store.View()
 }
+
+// StoreMode is how the informer's store keeps objects: StoreCompact or
+// StoreTyped (Options.EffectiveStore), never StoreDefault.
+func (inf *Informer[T]) StoreMode() StoreMode { return inf.opts.Store }
 
 // HasSynced reports whether the first list has been committed to the store.
 func (inf *Informer[T]) HasSynced() bool {
@@ -156,7 +165,7 @@ func (inf *Informer[T]) Run(ctx context.Context) error {
 
 	st := initialState(inf.opts.ListMode)
 	if inf.snap != nil {
-		if restored, ok := inf.snap.restore(); ok {
+		if restored, ok := inf.snap.restore(ctx); ok {
 			st = restored
 			inf.stats.restored.Store(true)
 		}
@@ -234,7 +243,7 @@ func (inf *Informer[T]) step(ctx context.Context, st state) outcome {
 			next, r := afterWatch(next, end)
 			return outcome{st: next, retry: r, err: end.err, progress: end.worked()}
 		}
-		next, r := afterStreamList(next, end.err)
+		next, r := afterStreamList(next, end)
 		return outcome{st: next, retry: r, err: end.err}
 	case phaseConfirm:
 		serverRV, err := inf.confirm(ctx, st)

@@ -10,17 +10,24 @@ import (
 
 	"github.com/kwatch/kwatch/informer"
 	"github.com/kwatch/kwatch/kube"
+	"github.com/kwatch/kwatch/kwatchtest"
 	"github.com/kwatch/kwatch/metrics"
 )
 
-// An informer's Stats and Health, exported through a metrics.Registry and
-// read at scrape time. The server here is the simulator.
+// An informer's Stats and Health, exported through a metrics.Set and
+// read at scrape time. The server here is kwatchtest's simulator.
 func ExampleRegisterMetrics() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	host, served := serveTwoPods(ctx)
+	srv, err := kwatchtest.Serve(ctx, kwatchtest.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	_, _ = srv.LoadPods(2, 1)
 
-	c, err := kube.NewClient(&kube.Config{Host: host})
+	c, err := kube.NewClient(srv.Config())
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -31,7 +38,7 @@ func ExampleRegisterMetrics() {
 		fmt.Println(err)
 		return
 	}
-	reg := metrics.NewRegistry()
+	reg := metrics.NewSet()
 	if err := informer.RegisterMetrics(reg, pods, informer.MetricsOptions{Name: "pods", Objects: pods.Store().Len}); err != nil {
 		fmt.Println(err)
 		return
@@ -51,7 +58,6 @@ func ExampleRegisterMetrics() {
 	}
 	cancel()
 	<-ran
-	<-served
 	// Output:
 	// kwatch_informer_objects{name="pods"} 2
 	// kwatch_informer_relists_total{name="pods"} 1

@@ -23,7 +23,7 @@ func TestRegisterMetrics(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := t0
 	src := &fakeMetricsSource{}
-	reg := metrics.NewRegistry()
+	reg := metrics.NewSet()
 	objects := 0
 	require.NoError(t, RegisterMetrics(reg, src, MetricsOptions{Name: "pods", Now: func() time.Time { return now },
 		Objects: func() int { return objects }}))
@@ -63,7 +63,7 @@ func TestRegisterMetrics(t *testing.T) {
 }
 
 func TestRegisterMetricsTypes(t *testing.T) {
-	reg := metrics.NewRegistry()
+	reg := metrics.NewSet()
 	require.NoError(t, RegisterMetrics(reg, &fakeMetricsSource{}, MetricsOptions{Name: "a"}))
 	var out strings.Builder
 	require.NoError(t, reg.WritePrometheus(&out))

@@ -22,9 +22,14 @@ const (
 type ListMode int
 
 const (
-	// ListAuto tries a streaming list (watch with sendInitialEvents) and
-	// falls back to paginated lists for good when the server shows it does
-	// not support one.
+	// ListAuto uses streaming lists (watch with sendInitialEvents) and
+	// falls back to paginated lists, from the same resourceVersion, for
+	// the rest of Run on the first sign that the server does not honour
+	// one, even after streaming lists have worked: a server may honour
+	// them from resourceVersion "" and not from a resourceVersion (an
+	// older or an aggregated API server). The signs: an event a streaming
+	// list never sends first, a refusal of the parameters, or two accepted
+	// streams in a row that end before their initial-events-end bookmark.
 	ListAuto ListMode = iota
 	// ListPaged always uses paginated lists.
 	ListPaged
@@ -34,24 +39,45 @@ const (
 )
 
 // Options configure an Informer. Client and Resource are required; every
-// other zero field takes the default its comment gives.
+// other zero field takes the default its comment gives. The fields come
+// in the order a caller meets them: what to watch, what to keep of it,
+// what to ask the server for, then the Tuning of how it is listed,
+// watched and stored, whose zero value is the default.
 type Options[T watch.Object] struct {
 	// Client talks to the server. Its Config decides the encoding: a T
 	// with a generated protobuf Unmarshal (k8s.io/api types) is listed and
 	// watched in protobuf unless the Config asks for JSON.
 	Client   *kube.Client
 	Resource kube.Resource
-	// Namespace limits the informer to one namespace; "" watches all.
-	Namespace     string
-	LabelSelector string
-	FieldSelector string
+	// Scope narrows the informer to a namespace and selectors; the zero
+	// Scope watches every object of Resource. The server judges the
+	// selectors: a malformed one fails the list with a 400.
+	Scope kube.Scope
+	// Logger receives the informer's logs; slog.Default().
+	Logger *slog.Logger
 
-	// ListMode picks streaming or paginated lists; ListAuto.
-	ListMode ListMode
-	// PageSize is the limit of each list page; 500. The real server
-	// ignores it for the first list, at RV "0", which it answers whole
-	// from its watch cache (list-pods-rv0-limit2.json).
-	PageSize int64
+	// Transform, if set, sees every object before it enters the store (to
+	// drop managedFields, say). It may modify and return its argument. An
+	// error drops the object with a logged error and counts it in Stats.
+	Transform func(T) (T, error)
+	// DropManagedFields removes metadata.managedFields (server-side
+	// apply's bookkeeping, often a third of an object) from every object
+	// before it is stored: in StoreCompact from the encoded bytes, in
+	// StoreTyped through the object's SetManagedFields before Transform.
+	DropManagedFields bool
+	// Key names an object in the store; store.MetaKey ("namespace/name").
+	// It must depend only on what never changes between versions of an
+	// object (namespace, name, uid): a delete finds the stored object by
+	// the key of its final state.
+	Key store.KeyFunc[T]
+	// Indexers are extra store indexes; the namespace index is built in.
+	Indexers map[string]store.IndexFunc[T]
+	// RawIndexers are extra indexes of a compact store over the objects'
+	// metadata (watch.Raw: namespace, name, labels, uid, generation),
+	// which cost no decode; Indexers still work and decode each object
+	// they index once per version.
+	RawIndexers map[string]store.IndexFunc[*watch.Raw]
+
 	// MetadataOnly asks the server for PartialObjectMetadata; use it with
 	// T = *metav1.PartialObjectMetadata or a type holding only metadata.
 	MetadataOnly bool
@@ -62,19 +88,38 @@ type Options[T watch.Object] struct {
 	// is the object's PartialObjectMetadata, so keys, resourceVersions and
 	// bookmarks work as with MetadataOnly. It overrides MetadataOnly.
 	Table bool
+	// TableObject, with Table, has each row carry its whole object
+	// (includeObject=Object) instead of its metadata: for a printer that
+	// also needs the object (kwatch --diff).
+	TableObject bool
 
-	// Transform, if set, sees every object before it enters the store (to
-	// drop managedFields, say). It may modify and return its argument. An
-	// error drops the object with a logged error and counts it in Stats.
-	Transform func(T) (T, error)
-	// Key names an object in the store; store.MetaKey ("namespace/name").
-	// It must depend only on what never changes between versions of an
-	// object (namespace, name, uid): a delete finds the stored object by
-	// the key of its final state.
-	Key store.KeyFunc[T]
-	// Indexers are extra store indexes; the namespace index is built in.
-	Indexers map[string]store.IndexFunc[T]
+	// Tuning is how the informer lists, watches and stores: list mode,
+	// page size, backoff, timeouts, resyncs, decoding and the store mode.
+	// Its zero value is the default of each.
+	Tuning
 
+	// Snapshot keeps a compact store in a file and resumes from it on Run
+	// instead of listing (see SnapshotOptions); the compact store only (so
+	// not with a Transform or a Table). nil: none.
+	Snapshot *SnapshotOptions
+
+	// jsonOnly asks for JSON: a compact store's inner informer of Raw
+	// decodes protobuf, but the T it decodes into on read may not.
+	jsonOnly bool
+}
+
+// Tuning is how an informer lists, watches and stores what its Options
+// name: the knobs that change its cost and how it meets failures, not
+// what it holds. Each zero field takes the default its comment gives. It
+// is embedded in Options, and a controller.Manager takes one per resource
+// (ManagerOptions.InformerTuning) for the informers it builds.
+type Tuning struct {
+	// ListMode picks streaming or paginated lists; ListAuto.
+	ListMode ListMode
+	// PageSize is the limit of each list page; 500. The real server
+	// ignores it for the first list, at RV "0", which it answers whole
+	// from its watch cache (list-pods-rv0-limit2.json).
+	PageSize int64
 	// Backoff shapes the waits after failed attempts: 800 ms doubling to
 	// 30 s with jitter. A list that commits or a watch that delivers events
 	// starts the next failure from the first wait again.
@@ -97,38 +142,22 @@ type Options[T watch.Object] struct {
 	// second than 1 on two cores, for a slightly higher p99 latency; 1 in
 	// StoreCompact, whose decoder only scans metadata).
 	Decoder watch.DecoderOptions
-	// Logger receives the informer's logs; slog.Default().
-	Logger *slog.Logger
-
-	// Store chooses how the store keeps objects: decoded (StoreTyped) or
-	// as the server encoded them, decoded on read (StoreCompact; see
-	// compact.go for what changes). StoreTyped.
+	// Store chooses how the store keeps objects: as the server encoded
+	// them, decoded on read (StoreCompact; see compact.go for what
+	// changes), or decoded (StoreTyped). StoreDefault: compact, typed with
+	// a Transform or a Table (EffectiveStore). A compact store decodes no
+	// event for a handler that needs only keys, and a read pays one
+	// decode per object version (shared through DecodeCache).
 	Store StoreMode
-	// DecodeCache is how many decoded objects a compact store keeps for
+	// DecodeCache bounds the decoded objects a compact store keeps for
 	// its readers and handlers, so that a handler's decode and the
-	// reconcile that reads the same version share one; 1024. Negative
-	// keeps none.
+	// reconcile that reads the same version share one, and a List,
+	// ByIndex or Snapshot repeated over unchanged objects decodes nothing.
+	// 0 sizes the cache by use (decodecache.go): at least
+	// DefaultDecodeCache objects, and as many as the largest List, ByIndex
+	// or Snapshot read lately. A positive value is a fixed number of
+	// objects; a negative one keeps none.
 	DecodeCache int
-	// RawIndexers are extra indexes of a compact store over the objects'
-	// metadata (watch.Raw: namespace, name, labels, uid, generation),
-	// which cost no decode; Indexers still work and decode each object
-	// they index once per version.
-	RawIndexers map[string]store.IndexFunc[*watch.Raw]
-
-	// DropManagedFields removes metadata.managedFields (server-side
-	// apply's bookkeeping, often a third of an object) from every object
-	// before it is stored: in StoreCompact from the encoded bytes, in
-	// StoreTyped through the object's SetManagedFields before Transform.
-	DropManagedFields bool
-
-	// Snapshot keeps a compact store in a file and resumes from it on Run
-	// instead of listing (see SnapshotOptions); StoreCompact only. nil:
-	// none.
-	Snapshot *SnapshotOptions
-
-	// jsonOnly asks for JSON: a compact store's inner informer of Raw
-	// decodes protobuf, but the T it decodes into on read may not.
-	jsonOnly bool
 }
 
 // Backoff shapes the waits between failed attempts to list or watch. Each
@@ -150,6 +179,19 @@ func (b Backoff) internal() backoff.Options {
 	return backoff.Options{Initial: b.Initial, Max: b.Max, ResetAfter: b.ResetAfter, Jitter: b.Jitter}
 }
 
+// EffectiveStore is the store mode New gives an informer with o: Store,
+// or for StoreDefault the compact store unless a Transform, a Table or a T
+// of *watch.Raw needs the typed one. It is the one place that decides.
+func (o *Options[T]) EffectiveStore() StoreMode {
+	if o.Store != StoreDefault {
+		return o.Store
+	}
+	if o.Transform != nil || o.Table || decodesRaw[T]() {
+		return StoreTyped
+	}
+	return StoreCompact
+}
+
 // decodesRaw reports whether T is the compact store's *watch.Raw.
 func decodesRaw[T any]() bool {
 	_, ok := any(*new(T)).(*watch.Raw)
@@ -169,6 +211,7 @@ func (o *Options[T]) defaults() {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	o.Store = o.EffectiveStore()
 	if o.Decoder.Parallelism == 0 && runtime.GOMAXPROCS(0) >= 2 && !decodesRaw[T]() && o.Store != StoreCompact {
 		o.Decoder.Parallelism = 2
 	}

@@ -56,6 +56,7 @@ type deliveryCounts struct {
 type delivery[T any] interface {
 	add(key string, obj T, initial bool)
 	update(key string, old, obj T)
+	relistUpdate(key string, old, obj T) // an update a relist computed
 	remove(key string, last, final T, unknown bool)
 	resyncObj(key string, obj T)
 	markSynced()
@@ -144,11 +145,15 @@ func (q *orderedQueue[T]) add(key string, obj T, initial bool) {
 	q.signalLocked()
 }
 
-func (q *orderedQueue[T]) update(key string, old, obj T) {
+func (q *orderedQueue[T]) update(key string, old, obj T) { q.updateFrom(key, old, obj, false) }
+
+func (q *orderedQueue[T]) relistUpdate(key string, old, obj T) { q.updateFrom(key, old, obj, true) }
+
+func (q *orderedQueue[T]) updateFrom(key string, old, obj T, relisted bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if !q.pushLocked(pending[T]{key: key, old: old, oldOK: true, cur: obj, curOK: true}) {
-		q.over.update(key, old, obj)
+	if !q.pushLocked(pending[T]{key: key, old: old, oldOK: true, cur: obj, curOK: true, relisted: relisted}) {
+		q.over.updateFrom(key, old, obj, relisted)
 	}
 	q.signalLocked()
 }
@@ -167,7 +172,7 @@ func (q *orderedQueue[T]) remove(key string, last, final T, unknown bool) {
 func (q *orderedQueue[T]) resyncObj(key string, obj T) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.pushLocked(pending[T]{key: key, old: obj, oldOK: true, cur: obj, curOK: true}) {
+	if q.pushLocked(pending[T]{key: key, old: obj, oldOK: true, cur: obj, curOK: true, resync: true}) {
 		q.signalLocked()
 	}
 }

@@ -18,12 +18,11 @@ import (
 func (inf *Informer[T]) list(ctx context.Context, st state) (rv string, continuing bool, err error) {
 	o := &inf.opts
 	opts := watch.ListOptions{
-		LabelSelector:        o.LabelSelector,
-		FieldSelector:        o.FieldSelector,
 		ResourceVersion:      st.listRV,
 		ResourceVersionMatch: st.listMatch,
 		MetadataOnly:         o.MetadataOnly,
 		Table:                o.Table,
+		TableObject:          o.TableObject,
 		IdleTimeout:          max(o.IdleTimeout, 0),
 		JSON:                 o.jsonOnly,
 	}
@@ -36,19 +35,16 @@ func (inf *Informer[T]) list(ctx context.Context, st state) (rv string, continui
 		inf.addListed(repl, obj)
 		return nil
 	}
-	seen := map[string]struct{}{}
+	var tokens continueTokens
 	for {
-		meta, err := watch.ListEach(ctx, o.Client, o.Resource, o.Namespace, opts, add)
+		meta, err := watch.ListEach(ctx, o.Client, o.Resource, o.Scope, opts, add)
 		if err != nil {
 			return "", opts.Continue != "", err
 		}
-		if _, loop := seen[meta.Continue]; loop {
+		if tokens.repeated(meta.Continue) {
 			// A server handing back a token it gave before would keep us
 			// paging forever.
-			return "", true, fmt.Errorf("list of %s: the server repeated continue token %q: refusing to loop", o.Resource, meta.Continue)
-		}
-		if meta.Continue != "" {
-			seen[meta.Continue] = struct{}{}
+			return "", true, fmt.Errorf("list of %s: the server repeated continue token %s: refusing to loop", o.Resource, clipToken(meta.Continue))
 		}
 		if meta.Continue == "" {
 			if meta.ResourceVersion == "" {
@@ -95,7 +91,7 @@ func (inf *Informer[T]) streamList(ctx context.Context, st state) (state, watchE
 			if errors.Is(err, io.EOF) {
 				err = errEndedEarly
 			}
-			return st, watchEnd{err: err, early: true}, false
+			return st, watchEnd{err: err, opened: true, lasted: time.Since(opened), early: true}, false
 		}
 		switch ev.Type {
 		case watch.Added:
@@ -107,9 +103,7 @@ func (inf *Informer[T]) streamList(ctx context.Context, st state) (state, watchE
 				inf.commit(repl, rv, st.distrust)
 				stream.SetParallelism(inf.opts.Decoder.Parallelism)
 				st.rv, st.phase, st.synced, st.fullList, st.distrust = rv, phaseWatch, true, false, false
-				if st.streaming == streamUnknown {
-					st.streaming = streamYes
-				}
+				st.streamFailures = 0
 				st, end := inf.consume(st, stream)
 				// The list part delivered the whole state: the stream made
 				// progress whatever its watch part did.
@@ -118,9 +112,9 @@ func (inf *Informer[T]) streamList(ctx context.Context, st state) (state, watchE
 				end.early = endedEarly(end.err, started, timeout)
 				return st, end, true
 			}
-			return st, watchEnd{err: &unsupportedStreamError{what: "a bookmark without the initial-events-end annotation came first"}, early: true}, false
+			return st, watchEnd{err: &unsupportedStreamError{what: "a bookmark without the initial-events-end annotation came first"}, opened: true, early: true}, false
 		default:
-			return st, watchEnd{err: &unsupportedStreamError{what: fmt.Sprintf("a %s event came before the initial-events-end bookmark", ev.Type)}, early: true}, false
+			return st, watchEnd{err: &unsupportedStreamError{what: fmt.Sprintf("a %s event came before the initial-events-end bookmark", ev.Type)}, opened: true, early: true}, false
 		}
 	}
 }
@@ -182,8 +176,6 @@ func (inf *Informer[T]) consume(st state, stream *watch.Stream[T]) (state, watch
 func (inf *Informer[T]) confirm(ctx context.Context, st state) (string, error) {
 	o := &inf.opts
 	opts := watch.ListOptions{
-		LabelSelector:        o.LabelSelector,
-		FieldSelector:        o.FieldSelector,
 		ResourceVersion:      st.rv,
 		ResourceVersionMatch: watch.MatchNotOlderThan,
 		Limit:                1,
@@ -194,7 +186,7 @@ func (inf *Informer[T]) confirm(ctx context.Context, st state) (string, error) {
 	inf.stats.confirms.Add(1)
 	ctx, cancel := context.WithTimeout(ctx, confirmTimeout)
 	defer cancel()
-	meta, err := watch.ListEach(ctx, o.Client, o.Resource, o.Namespace, opts, func(T) error { return nil })
+	meta, err := watch.ListEach(ctx, o.Client, o.Resource, o.Scope, opts, func(T) error { return nil })
 	return meta.ResourceVersion, err
 }
 
@@ -210,14 +202,13 @@ func (inf *Informer[T]) openWatch(ctx context.Context, rv string, initial bool) 
 	// clients; the server ends the stream cleanly when it passes.
 	timeout := o.MinWatchTimeout + time.Duration(rand.Int64N(int64(o.MinWatchTimeout)))
 	opts := watch.WatchOptions{
-		LabelSelector:     o.LabelSelector,
-		FieldSelector:     o.FieldSelector,
 		ResourceVersion:   rv,
 		AllowBookmarks:    true,
 		TimeoutSeconds:    int64(timeout / time.Second),
 		SendInitialEvents: initial,
 		MetadataOnly:      o.MetadataOnly,
 		Table:             o.Table,
+		TableObject:       o.TableObject,
 		Decoder:           o.Decoder,
 		JSON:              o.jsonOnly,
 	}
@@ -232,6 +223,6 @@ func (inf *Informer[T]) openWatch(ctx context.Context, rv string, initial bool) 
 		opts.IdleTimeout = o.IdleTimeout
 	}
 	inf.stats.watches.Add(1)
-	stream, err := watch.Watch[T](ctx, o.Client, o.Resource, o.Namespace, opts)
+	stream, err := watch.Watch[T](ctx, o.Client, o.Resource, o.Scope, opts)
 	return stream, time.Duration(opts.TimeoutSeconds) * time.Second, err
 }

@@ -27,12 +27,12 @@ const (
 
 // initialState is where every informer starts.
 func initialState(mode ListMode) state {
-	st := state{streaming: streamUnknown}
+	st := state{streaming: streamAuto}
 	switch mode {
 	case ListPaged:
 		st.streaming = streamNo
 	case ListStreaming:
-		st.streaming = streamYes
+		st.streaming = streamOnly
 	}
 	// The first list asks for RV "0": any state the server has cached is
 	// fine for a first sync, and the real server then answers from its
@@ -113,21 +113,29 @@ func afterList(st state, err error, listedRV string, continuing bool) (state, re
 // afterStreamList decides what follows a streaming list that failed before
 // its initial-events-end bookmark. A streaming list that completed
 // continues as a watch, and afterWatch handles its end.
-func afterStreamList(st state, err error) (state, retry) {
+//
+// In ListAuto every sign that the server does not honour streaming lists
+// moves the informer to paginated lists, from the same RV, for the rest of
+// its Run, even after streaming lists have worked: a server may honour
+// sendInitialEvents from "" and not from an RV, and a paginated list is
+// always correct, so an informer is never stuck on a request the server
+// answers otherwise. It does not try streaming lists again in that Run: a
+// server that answered one with plain watch events cannot be told apart
+// from one that will do it again, each try costs a stream whose events are
+// thrown away, and the paged lists after a 410 are served from the
+// server's cache like the streaming ones. A new Run tries again.
+func afterStreamList(st state, end watchEnd) (state, retry) {
+	err := end.err
 	var unsupported *unsupportedStreamError
 	switch {
 	case errors.As(err, &unsupported) || isRefusal(err):
-		// The server does not know sendInitialEvents (it sent something a
-		// streaming list never does, or refused the parameters): use
-		// paginated lists from now on, from the same RV.
-		if st.streaming == streamUnknown {
-			st.streaming = streamNo
-			st.phase = phaseList
-			if st.listRV == "" && !st.synced {
-				st.listRV = "0"
-			}
-			return st, retryNow
+		// The server does not honour sendInitialEvents here (it sent
+		// something a streaming list never does, or refused the
+		// parameters): page, at once.
+		if st.streaming == streamAuto {
+			return pagedFromNowOn(st), retryNow
 		}
+		// ListStreaming: the user asked for nothing else.
 		return st, retryBackoff
 	case kube.IsResourceVersionTooLarge(err):
 		// A streaming list from an RV the server has not reached: it
@@ -142,7 +150,35 @@ func afterStreamList(st state, err error) (state, retry) {
 		st.listRV, st.listMatch = "", ""
 		return st, retryNow
 	}
+	if end.opened && st.streaming == streamAuto {
+		// The server accepted the stream and it ended, went silent or
+		// broke before the bookmark: one such end can be the network, a
+		// second in a row is a server that does not finish streaming lists
+		// (a plain watch of a quiet resource sends nothing that names
+		// itself). Page after the usual backoff.
+		if st.streamFailures++; st.streamFailures >= maxStreamListFailures {
+			return pagedFromNowOn(st), retryBackoff
+		}
+	}
+	// A refused connection, 429, 5xx, 401, 403: a paged list would meet
+	// the same; try again after the backoff.
 	return st, retryBackoff
+}
+
+// maxStreamListFailures is how many accepted streaming lists in a row may
+// end before their initial-events-end bookmark before ListAuto pages.
+const maxStreamListFailures = 2
+
+// pagedFromNowOn switches a ListAuto informer to paginated lists for the
+// rest of its Run (see afterStreamList), keeping the RV and match the
+// streaming list asked for. A first list from "" becomes one from "0", as
+// ListPaged's first list is: served from the server's cache.
+func pagedFromNowOn(st state) state {
+	st.streaming, st.phase, st.streamFailures = streamNo, phaseList, 0
+	if st.listRV == "" && !st.synced {
+		st.listRV = "0"
+	}
+	return st
 }
 
 // relistLatest makes the next phase a list of the server's latest state

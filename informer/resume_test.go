@@ -80,7 +80,7 @@ func tooLarge() error {
 func TestAfterWatch(t *testing.T) {
 	watching := state{phase: phaseWatch, rv: "100", listRV: "0", synced: true, streaming: streamNo}
 	streamingWatch := watching
-	streamingWatch.streaming = streamYes
+	streamingWatch.streaming = streamOnly
 	confirming := watching
 	confirming.phase = phaseConfirm
 	latest := state{phase: phaseList, rv: "100", synced: true, streaming: streamNo, distrust: true}
@@ -111,7 +111,7 @@ func TestAfterWatch(t *testing.T) {
 		{"410 relists from the last RV, not from empty", watching, watchEnd{err: status(410, "Expired"), delivered: true, early: true},
 			state{phase: phaseList, rv: "100", listRV: "100", listMatch: watch.MatchNotOlderThan, synced: true, streaming: streamNo, relisted: true}, retryJitter},
 		{"410 with streaming relists by streaming from the last RV", streamingWatch, watchEnd{err: status(410, "Gone"), early: true},
-			state{phase: phaseStreamList, rv: "100", listRV: "100", listMatch: watch.MatchNotOlderThan, synced: true, streaming: streamYes, relisted: true}, retryJitter},
+			state{phase: phaseStreamList, rv: "100", listRV: "100", listMatch: watch.MatchNotOlderThan, synced: true, streaming: streamOnly, relisted: true}, retryJitter},
 		{"504 too large relists the latest state", watching, watchEnd{err: tooLarge(), early: true}, latest, retryJitter},
 		{"a second 410 before any watch worked backs off", relisted, watchEnd{err: status(410, "Expired"), opened: true, early: true},
 			relisting, retryBackoff},
@@ -136,7 +136,7 @@ func TestAfterConfirm(t *testing.T) {
 	watching := confirming
 	watching.phase = phaseWatch
 	streaming := confirming
-	streaming.streaming = streamYes
+	streaming.streaming = streamOnly
 	latest := state{phase: phaseList, rv: "100", synced: true, streaming: streamNo, distrust: true}
 	failedOnce := confirming
 	failedOnce.confirmFailures = 1
@@ -159,7 +159,7 @@ func TestAfterConfirm(t *testing.T) {
 		{"the server answers an older RV: it is behind us", confirming, nil, "20", latest, retryJitter},
 		{"the server is behind us: list its latest state", confirming, tooLarge(), "", latest, retryJitter},
 		{"behind us, streaming: stream its latest state", streaming, tooLarge(), "",
-			state{phase: phaseStreamList, rv: "100", synced: true, streaming: streamYes, distrust: true}, retryJitter},
+			state{phase: phaseStreamList, rv: "100", synced: true, streaming: streamOnly, distrust: true}, retryJitter},
 		{"410: list the latest state", confirming, status(410, "Expired"), "", latest, retryJitter},
 		{"a refusal cannot be confirmed: list instead", confirming, status(400, "BadRequest"), "", latest, retryJitter},
 		{"unreachable: ask again after a backoff, for as long as it takes", failedTwice, unreachable, "", failedTwice, retryBackoff},
@@ -177,30 +177,49 @@ func TestAfterConfirm(t *testing.T) {
 }
 
 func TestAfterStreamList(t *testing.T) {
-	unknown := state{phase: phaseStreamList, streaming: streamUnknown}
+	auto := state{phase: phaseStreamList, streaming: streamAuto}
+	// A ListAuto informer whose streaming lists worked, relisting from its
+	// RV after a 410.
+	relisting := state{phase: phaseStreamList, rv: "100", listRV: "100", listMatch: watch.MatchNotOlderThan,
+		synced: true, streaming: streamAuto, relisted: true}
+	paging := relisting
+	paging.phase, paging.streaming = phaseList, streamNo
+	failedOnce := relisting
+	failedOnce.streamFailures = 1
+	cut := errors.New("stream: unexpected EOF")
 	tests := []struct {
 		name      string
 		st        state
-		err       error
+		end       watchEnd
 		want      state
 		wantRetry retry
 	}{
-		{"unsupported falls back to a paged list from RV 0", unknown, &unsupportedStreamError{what: "x"},
+		{"unsupported falls back to a paged list from RV 0", auto, watchEnd{err: &unsupportedStreamError{what: "x"}, opened: true},
 			state{phase: phaseList, listRV: "0", streaming: streamNo}, retryNow},
-		{"422 falls back too", unknown, status(422, "Invalid"),
+		{"422 falls back too", auto, watchEnd{err: status(422, "Invalid")},
 			state{phase: phaseList, listRV: "0", streaming: streamNo}, retryNow},
-		{"forced streaming backs off instead", state{phase: phaseStreamList, streaming: streamYes}, &unsupportedStreamError{what: "x"},
-			state{phase: phaseStreamList, streaming: streamYes}, retryBackoff},
-		{"410 from an RV falls back to empty", state{phase: phaseStreamList, listRV: "7", listMatch: watch.MatchNotOlderThan}, status(410, ""),
+		{"after streaming lists worked, unsupported pages from the same RV", relisting,
+			watchEnd{err: &unsupportedStreamError{what: "a MODIFIED event came first"}, opened: true}, paging, retryNow},
+		{"forced streaming backs off instead", state{phase: phaseStreamList, streaming: streamOnly}, watchEnd{err: &unsupportedStreamError{what: "x"}},
+			state{phase: phaseStreamList, streaming: streamOnly}, retryBackoff},
+		{"410 from an RV falls back to empty", state{phase: phaseStreamList, listRV: "7", listMatch: watch.MatchNotOlderThan}, watchEnd{err: status(410, "")},
 			state{phase: phaseStreamList}, retryNow},
-		{"an early end backs off and retries streaming", unknown, errEndedEarly, unknown, retryBackoff},
-		{"504 too large from an RV streams the latest state", state{phase: phaseStreamList, listRV: "7", listMatch: watch.MatchNotOlderThan, streaming: streamYes},
-			tooLarge(), state{phase: phaseStreamList, streaming: streamYes, distrust: true}, retryJitter},
-		{"504 too large at RV empty backs off", state{phase: phaseStreamList, streaming: streamYes}, tooLarge(),
-			state{phase: phaseStreamList, streaming: streamYes}, retryBackoff},
+		{"an accepted stream that ends early backs off and streams again", relisting, watchEnd{err: errEndedEarly, opened: true},
+			failedOnce, retryBackoff},
+		{"a second one in a row pages from the same RV", failedOnce, watchEnd{err: fmt.Errorf("x: %w", watch.ErrIdleTimeout), opened: true},
+			paging, retryBackoff},
+		{"a cut counts too", failedOnce, watchEnd{err: cut, opened: true}, paging, retryBackoff},
+		{"a refused connection does not count", failedOnce, watchEnd{err: cut}, failedOnce, retryBackoff},
+		{"a 503 does not count", relisting, watchEnd{err: status(503, "")}, relisting, retryBackoff},
+		{"forced streaming never counts", state{phase: phaseStreamList, streaming: streamOnly}, watchEnd{err: errEndedEarly, opened: true},
+			state{phase: phaseStreamList, streaming: streamOnly}, retryBackoff},
+		{"504 too large from an RV streams the latest state", state{phase: phaseStreamList, listRV: "7", listMatch: watch.MatchNotOlderThan, streaming: streamOnly},
+			watchEnd{err: tooLarge()}, state{phase: phaseStreamList, streaming: streamOnly, distrust: true}, retryJitter},
+		{"504 too large at RV empty backs off", state{phase: phaseStreamList, streaming: streamOnly}, watchEnd{err: tooLarge()},
+			state{phase: phaseStreamList, streaming: streamOnly}, retryBackoff},
 	}
 	for _, tt := range tests {
-		got, r := afterStreamList(tt.st, tt.err)
+		got, r := afterStreamList(tt.st, tt.end)
 		if got != tt.want || r != tt.wantRetry {
 			t.Errorf("%s:\n got %+v retry %d\nwant %+v retry %d", tt.name, got, r, tt.want, tt.wantRetry)
 		}

@@ -14,8 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kwatch/kwatch/internal/sim"
-	"github.com/kwatch/kwatch/internal/sim/simtest"
+	"github.com/kwatch/kwatch/internal/rig/sim"
+	"github.com/kwatch/kwatch/internal/rig/simkit"
 	"github.com/kwatch/kwatch/kube"
 )
 
@@ -138,10 +138,9 @@ func simOptions(t *testing.T, url string, mode ListMode) Options[*testPod] {
 	c, err := kube.NewClient(&kube.Config{Host: url})
 	require.NoError(t, err)
 	return Options[*testPod]{
-		Client: c, Resource: kube.Pods, ListMode: mode, PageSize: 7,
-		Backoff:     Backoff{Initial: 5 * time.Millisecond, Max: 50 * time.Millisecond},
-		IdleTimeout: time.Second,
-		Logger:      quietLogger(),
+		Client: c, Resource: kube.Pods,
+		Logger: quietLogger(),
+		Tuning: Tuning{ListMode: mode, PageSize: 7, Backoff: Backoff{Initial: 5 * time.Millisecond, Max: 50 * time.Millisecond}, IdleTimeout: time.Second},
 	}
 }
 
@@ -164,7 +163,7 @@ func TestPropertyConvergesUnderFaults(t *testing.T) {
 
 func runProperty(t *testing.T, seed uint64, sm StoreMode) {
 	rng := rand.New(rand.NewPCG(seed, 99))
-	h := simtest.Start(t, sim.Options{HistorySize: 100, BookmarkInterval: 200 * time.Millisecond, Seed: seed})
+	h := simkit.Start(t, sim.Options{HistorySize: 100, BookmarkInterval: 200 * time.Millisecond, Seed: seed})
 	srv := h.Server
 	for i := 0; i < 40; i++ {
 		_, err := srv.PutPod(sim.Pod{Namespace: fmt.Sprintf("ns-%d", i%3), Name: fmt.Sprintf("p-%d", i)})
@@ -287,7 +286,7 @@ func TestStalledHandlerStaysBounded(t *testing.T) {
 	}
 	// A small history: the server in this process must not hold the
 	// events itself, or the heap figure would measure the server.
-	h := simtest.Start(t, sim.Options{HistorySize: 2000})
+	h := simkit.Start(t, sim.Options{HistorySize: 2000})
 	srv := h.Server
 	const pods = 100
 	for i := 0; i < pods; i++ {

@@ -18,10 +18,14 @@ import (
 //
 // On Run the informer loads the file, if there is one, and resumes:
 //   - It checks that the file is a good snapshot of this informer: format,
-//     checksum, and the same server, resource, namespace, selectors and
-//     encoding. A file that is missing is silent; one that is corrupt,
+//     checksum, and the same cluster (the host, the kube-system
+//     namespace's UID, and Cluster; see snapidentity.go for when the UID
+//     cannot be read), resource, namespace, selectors and encoding. A file that is missing is silent; one that is corrupt,
 //     truncated or another informer's is logged and ignored, and the
-//     informer lists as without one.
+//     informer lists as without one. So is a file another local user could
+//     have planted or changed: a symbolic link (never followed), or on
+//     Unix a file not owned by the process's user or writable by its
+//     group or others.
 //   - The loaded objects are the store, and handlers get them as adds in
 //     the initial list. Then the informer asks the server whether it has
 //     reached the snapshot's resourceVersion (a server restored to an older
@@ -53,8 +57,11 @@ type SnapshotOptions struct {
 	// BytesPerSecond paces the background writes; 0 leaves them unpaced.
 	BytesPerSecond int
 	// Cluster names the cluster in the file's server identity, beside the
-	// client's host: set it when one address can reach different clusters
-	// over time (a load balancer in front of blue/green control planes).
+	// client's host and the UID of the cluster's kube-system namespace
+	// (read once per Run). When that UID cannot be read (no RBAC to get
+	// namespaces/kube-system, or a server without it), Cluster and the host
+	// are the whole identity: the user's word for which cluster is behind
+	// the address. "": without the UID, snapshots are off (logged).
 	Cluster string
 	// MaxFileSize bounds the file a load accepts; 4 GiB.
 	MaxFileSize int64
@@ -70,7 +77,11 @@ type snapshotter struct {
 	// encoding names how the records' objects are encoded, so a file
 	// written by a differently configured informer is not loaded.
 	encoding string
-	lastRV   string // the RV of the last write or load; only the writer goroutine and Run's end touch it
+	// server is the cluster's identity in this Run's snapshots
+	// (snapidentity.go), set by restore before the writer starts; "" when
+	// the cluster could not be named: then nothing is loaded or written.
+	server string
+	lastRV string // the RV of the last write or load; only the writer goroutine and Run's end touch it
 }
 
 func newSnapshotter(inf *Informer[*watch.Raw], opts SnapshotOptions, encoding string) (*snapshotter, error) {
@@ -89,20 +100,26 @@ func newSnapshotter(inf *Informer[*watch.Raw], opts SnapshotOptions, encoding st
 // header is the identity of this informer's snapshots.
 func (s *snapshotter) header() snapfile.Header {
 	o := &s.inf.opts
-	server := o.Client.Host()
-	if s.opts.Cluster != "" {
-		server += " cluster=" + s.opts.Cluster
-	}
 	return snapfile.Header{Group: o.Resource.Group, Version: o.Resource.Version, Resource: o.Resource.Resource,
-		Namespace: o.Namespace, LabelSelector: o.LabelSelector, FieldSelector: o.FieldSelector,
-		Server: server, Encoding: s.encoding}
+		Namespace: o.Scope.Namespace, LabelSelector: o.Scope.LabelSelector, FieldSelector: o.Scope.FieldSelector,
+		Server: s.server, Encoding: s.encoding}
 }
 
-// restore loads the file into the store and returns the state to start
-// from; ok is false when there was nothing good to load.
-func (s *snapshotter) restore() (st state, ok bool) {
+// restore names the cluster, then loads the file into the store and
+// returns the state to start from; ok is false when there was nothing
+// good to load.
+func (s *snapshotter) restore(ctx context.Context) (st state, ok bool) {
 	inf := s.inf
 	log := inf.opts.Logger.With("resource", inf.opts.Resource.String(), "snapshot", s.opts.Path)
+	id, err := s.identify(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			log.Warn("informer cannot name the cluster, so it neither loads nor writes its snapshot in this run: "+
+				"grant it get on namespaces/kube-system, or set SnapshotOptions.Cluster", "err", err)
+		}
+		return st, false
+	}
+	s.server = id
 	r, err := snapfile.Open(s.opts.Path, snapfile.ReadOptions{MaxFileSize: s.opts.MaxFileSize})
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, false
@@ -167,7 +184,7 @@ const finalSnapshotTimeout = 2 * time.Minute
 // write writes the store when it is synced and changed since the last write.
 func (s *snapshotter) write(ctx context.Context, rate int) {
 	inf := s.inf
-	if !inf.synced.Load() {
+	if s.server == "" || !inf.synced.Load() {
 		return
 	}
 	items, rv := inf.store.SnapshotAt()

@@ -26,13 +26,19 @@ func (p phase) String() string {
 	return "unknown"
 }
 
-// streamSupport is what the informer knows of the server's streaming lists.
+// streamSupport is what the informer may use for its lists.
 type streamSupport uint8
 
 const (
-	streamUnknown streamSupport = iota // try it; fall back on the first sign it is not there
-	streamYes                          // the user asked for streaming lists only
-	streamNo                           // paginated lists only
+	// streamAuto (ListAuto): streaming lists, until the first sign that
+	// the server does not honour one; then streamNo. A streaming list that
+	// worked is no proof the next one will: a server may honour
+	// sendInitialEvents from resourceVersion "" and serve it from an RV as
+	// a plain watch (an API server that predates the parameter, an
+	// aggregated one), so a success never promotes this to streamOnly.
+	streamAuto streamSupport = iota
+	streamOnly               // ListStreaming: the user asked for streaming lists only
+	streamNo                 // paginated lists only: ListPaged, or ListAuto after a fallback
 )
 
 // state is the informer's whole protocol state between phases. Every
@@ -49,6 +55,11 @@ type state struct {
 	// (after a continue token expired).
 	fullList  bool
 	streaming streamSupport
+	// streamFailures counts the streaming lists in a row that the server
+	// accepted and ended (or that broke) before their initial-events-end
+	// bookmark; in streamAuto, maxStreamListFailures of them fall back to
+	// paginated lists.
+	streamFailures int
 	// synced is true once a list has been committed to the store.
 	synced bool
 	// distrust makes the next commit report every object it keeps as

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kwatch/kwatch/internal/sim"
-	"github.com/kwatch/kwatch/internal/testutil"
+	"github.com/kwatch/kwatch/internal/rig/sim"
+	"github.com/kwatch/kwatch/internal/rig/testutil"
 	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/watch"
 )
@@ -59,8 +59,9 @@ func TestServerRestartDoesNotCauseRelistStorm(t *testing.T) {
 		infs := make([]*Informer[*testPod], n)
 		for i := range infs {
 			mode := []ListMode{ListPaged, ListAuto}[i%2]
-			infs[i], err = New(Options[*testPod]{Client: c, Resource: kube.Pods, ListMode: mode, Logger: quietLogger(),
-				Backoff: Backoff{Initial: initial}})
+			infs[i], err = New(Options[*testPod]{Client: c, Resource: kube.Pods, Logger: quietLogger(),
+				Tuning: Tuning{ListMode: mode, Backoff: Backoff{Initial: initial}},
+			})
 			require.NoError(t, err)
 			start(t, infs[i])
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kwatch/kwatch/internal/testutil"
+	"github.com/kwatch/kwatch/internal/rig/testutil"
 )
 
 // The informer's schedule, asserted exactly under testing/synctest: every
@@ -83,7 +83,8 @@ func TestBackoffSchedule(t *testing.T) {
 }
 
 // TestIdleDeadlineEndsASilentWatch: a watch that receives no byte for
-// IdleTimeout is ended exactly then, the RV confirmed, and the watch resumed.
+// IdleTimeout is ended exactly then, the RV confirmed, and the watch
+// resumed after the last event seen, its events reaching the store.
 func TestIdleDeadlineEndsASilentWatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		n := &testutil.MemNet{}
@@ -91,7 +92,7 @@ func TestIdleDeadlineEndsASilentWatch(t *testing.T) {
 			answer(200, listJSON("10", "")),
 			stream(false, eventJSON("ADDED", podJSON("a", "11"))), // then silent
 			confirmed("11"),
-			stream(false),
+			stream(false, eventJSON("ADDED", podJSON("b", "12"))),
 		)
 		opts := memOptions(t, n, "api:80")
 		opts.IdleTimeout = 30 * time.Second
@@ -103,6 +104,8 @@ func TestIdleDeadlineEndsASilentWatch(t *testing.T) {
 		synctest.Wait()
 		require.Equal(t, []time.Duration{0, 0, 30 * time.Second, 30 * time.Second}, since(t0, s.arrivals()))
 		requireConfirm(t, s.requests()[2], "11")
+		require.Equal(t, "11", s.requests()[3].Get("resourceVersion"), "resume after the last event seen")
+		require.Equal(t, map[string]string{"ns/a": "11", "ns/b": "12"}, storeRVs(inf))
 		require.EqualValues(t, 1, inf.Stats().IdleTimeouts)
 	})
 }

@@ -18,8 +18,9 @@ import (
 )
 
 // ErrInsecureCredentials refuses a request that would carry a bearer token
-// or a password in clear text: plain http to a host that is not loopback.
-// Set Config.AllowInsecureToken to send it anyway.
+// or a password in clear text: plain http to a host that is not loopback,
+// or through a proxy that is not. Set Config.AllowInsecureToken to send it
+// anyway.
 var ErrInsecureCredentials = errors.New("refusing to send credentials over plain http to a host that is not loopback")
 
 // tokenRecheck is how often a token file is looked at (stat) at most.
@@ -181,16 +182,24 @@ type authTransport struct {
 	// Requests elsewhere (a redirect to another host) go without them.
 	hostKey       string
 	allowInsecure bool
+	// proxy is the base transport's proxy choice (Config.Proxy, else the
+	// environment's); nil when Config.Transport replaces the base, whose
+	// proxy is its own business.
+	proxy func(*http.Request) (*url.URL, error)
 }
 
 func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Header.Get("Authorization") != "" || hostKey(req.URL) != t.hostKey {
+	if hostKey(req.URL) != t.hostKey {
 		return t.base.RoundTrip(req)
 	}
-	// Checked before any credential is fetched and before any dial.
-	if !t.allowInsecure && req.URL.Scheme == "http" && !isLoopback(req.URL.Hostname()) {
+	// Checked before any credential is fetched and before any dial, also
+	// for a request that carries an Authorization of its own.
+	if err := t.cleartext(req); err != nil {
 		closeRequestBody(req)
-		return nil, fmt.Errorf("%w: %s (use https, or set AllowInsecureToken)", ErrInsecureCredentials, req.URL.Host)
+		return nil, err
+	}
+	if req.Header.Get("Authorization") != "" {
+		return t.base.RoundTrip(req)
 	}
 	used, err := t.creds.authorization(req.Context())
 	if err != nil {
@@ -217,6 +226,27 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
 	resp.Body.Close()
 	return t.base.RoundTrip(withAuthorization(retry, fresh))
+}
+
+// cleartext refuses a plain-http request whose credentials would cross a
+// network in clear: to a host that is not loopback, or through a proxy
+// that is not (the request reaches the proxy as it is, and a loopback
+// address behind a remote proxy is the proxy's own loopback).
+func (t *authTransport) cleartext(req *http.Request) error {
+	if t.allowInsecure || req.URL.Scheme != "http" {
+		return nil
+	}
+	if !isLoopback(req.URL.Hostname()) {
+		return fmt.Errorf("%w: %s (use https, or set AllowInsecureToken)", ErrInsecureCredentials, req.URL.Host)
+	}
+	if t.proxy == nil {
+		return nil
+	}
+	p, err := t.proxy(req)
+	if err != nil || p == nil || isLoopback(p.Hostname()) {
+		return nil // a proxy error is the base transport's to report
+	}
+	return fmt.Errorf("%w: %s through the proxy %s (use https, or set AllowInsecureToken)", ErrInsecureCredentials, req.URL.Host, p.Host)
 }
 
 // CloseIdleConnections lets http.Client.CloseIdleConnections reach the base.

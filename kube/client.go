@@ -30,9 +30,20 @@ type Client struct {
 	noIntern    bool   // Config.NoProtobufIntern
 	limit       *limiter
 	retries     int // Config.MaxRetries, resolved
+	// writes, when set, sends every write (write.go); nil sends them as
+	// they are. Set only by WithWriteInterceptor, on a copy.
+	writes WriteInterceptor
+	// recorder, when set, learns of every accepted write (recorder.go).
+	// Set only by WithWriteRecorder, on a copy.
+	recorder WriteRecorder
+	// disc is the discovery cache, shared with the copies
+	// WithWriteInterceptor makes.
+	disc *discoveryCache
+}
 
+type discoveryCache struct {
 	mu        sync.Mutex
-	resources []Resource // discovery cache; nil until the first Discover
+	resources []Resource // nil until the first Discover; guarded by mu
 }
 
 // NewClient checks cfg and builds the client's transport. It does not
@@ -66,28 +77,16 @@ func NewClient(cfg *Config) (*Client, error) {
 	if ns == "" {
 		ns = "default"
 	}
-	return &Client{base: base, ns: ns, limit: lim, retries: retries,
+	return &Client{base: base, ns: ns, limit: lim, retries: retries, disc: &discoveryCache{},
 		hc:          &http.Client{Transport: rt, Timeout: cfg.Timeout},
 		stream:      &http.Client{Transport: rt},
 		contentType: cfg.ContentType, noIntern: cfg.NoProtobufIntern}, nil
 }
 
 func parseHost(host string) (*url.URL, error) {
-	if host == "" {
-		return nil, errors.New("kube: Config.Host is empty: no server to talk to")
-	}
-	if !strings.Contains(host, "://") {
-		host = "https://" + host
-	}
-	u, err := url.Parse(host)
+	u, err := parseServer(host)
 	if err != nil {
-		return nil, fmt.Errorf("kube: Config.Host %q is not a URL: %w", host, err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("kube: Config.Host %q: scheme must be http or https", host)
-	}
-	if u.Host == "" {
-		return nil, fmt.Errorf("kube: Config.Host %q has no host", host)
+		return nil, fmt.Errorf("kube: Config.Host %w", err)
 	}
 	u.Path = strings.TrimRight(u.Path, "/")
 	return u, nil
@@ -127,9 +126,9 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if isWatchQuery(req.URL.Query()) || isWatchPath(strings.TrimPrefix(req.URL.Path, c.base.Path)) {
-		return c.stream.Do(req)
+		return c.do(c.stream, req) // a write that looks like a watch is still a write
 	}
-	return c.hc.Do(req)
+	return c.do(c.hc, req)
 }
 
 // isWatchQuery reads the watch parameter as the API server does
@@ -229,11 +228,10 @@ func (c *Client) send(ctx context.Context, r *Request) (*http.Response, error) {
 	if err := c.limit.wait(ctx); err != nil {
 		return nil, err
 	}
-	hc := c.hc
 	if isWatchQuery(r.Query) {
-		hc = c.stream
+		return c.do(c.stream, req)
 	}
-	return hc.Do(req)
+	return c.do(c.hc, req)
 }
 
 // readStatus reads a bounded part of an error answer and closes it.

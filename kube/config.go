@@ -280,15 +280,3 @@ func writeDuration(b *strings.Builder, name string, d time.Duration) {
 		b.WriteString(", " + name + ": " + d.String())
 	}
 }
-
-// redactURL hides a password in a URL's user info.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		if strings.Contains(s, "@") {
-			return redacted
-		}
-		return s
-	}
-	return u.Redacted()
-}

@@ -18,9 +18,9 @@ const maxDiscoveryBody = 8 << 20
 // of each group, the core group first. The answer is cached; Refresh drops
 // the cache.
 func (c *Client) Discover(ctx context.Context) ([]Resource, error) {
-	c.mu.Lock()
-	cached := c.resources
-	c.mu.Unlock()
+	c.disc.mu.Lock()
+	cached := c.disc.resources
+	c.disc.mu.Unlock()
 	if cached != nil {
 		return cached, nil
 	}
@@ -28,17 +28,17 @@ func (c *Client) Discover(ctx context.Context) ([]Resource, error) {
 	if err != nil {
 		return nil, &OpError{Op: "discovery", Err: err}
 	}
-	c.mu.Lock()
-	c.resources = res
-	c.mu.Unlock()
+	c.disc.mu.Lock()
+	c.disc.resources = res
+	c.disc.mu.Unlock()
 	return res, nil
 }
 
 // Refresh forgets the cached discovery answer.
 func (c *Client) Refresh() {
-	c.mu.Lock()
-	c.resources = nil
-	c.mu.Unlock()
+	c.disc.mu.Lock()
+	c.disc.resources = nil
+	c.disc.mu.Unlock()
 }
 
 func (c *Client) discover(ctx context.Context) ([]Resource, error) {

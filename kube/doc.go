@@ -9,8 +9,9 @@
 //     exec credential plugins (cached until expiry, re-run on a 401).
 //     Config prints with secrets redacted under any fmt verb.
 //   - A Client over HTTP/2 with health pings on TLS, or HTTP/1.1 on plain
-//     http (credentials refused over plain http to a host that is not
-//     loopback). Config.Timeout bounds each request that is not a watch.
+//     http (credentials refused over plain http to a host, or through a
+//     proxy, that is not loopback; user info in a server address refused,
+//     see server.go). Config.Timeout bounds each request that is not a watch.
 //   - A client-side token bucket (Config.QPS, Config.Burst; DefaultQPS and
 //     DefaultBurst) shared by every request of one Client, and the server's
 //     flow control honoured: Send repeats a repeatable request (a GET, a
@@ -26,4 +27,9 @@
 //   - Discovery (Discover, cached; Refresh) and Resolve, which finds the
 //     Resource a user means by any of its names ("po", "deploy", "Pod",
 //     "deployments.apps"); a Resource names its paths.
+//   - TypedResource pairs a Resource with the Go type its objects decode
+//     into (Typed, NewTyped), once per program: the handle every typed
+//     entry point of package client and package controller takes. A
+//     k8s.io/api type paired with a resource of another kind, group or
+//     version is refused when the pair is made.
 package kube

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kwatch/kwatch/internal/termtext"
 )
 
 // StatusError is an error answered by the API server: a non-2xx response or
@@ -50,15 +52,19 @@ func (c StatusCause) String() string {
 	return c.Field + ": " + c.Message
 }
 
+// Error says the code, reason and message, with control characters in
+// the server's words escaped (see termtext): an error is printed on
+// terminals and logged, and a server must not drive either. Message and
+// Reason keep the words as sent.
 func (e *StatusError) Error() string {
 	msg := e.Message
 	if msg == "" {
 		msg = http.StatusText(int(e.Code))
 	}
 	if e.Reason != "" {
-		return fmt.Sprintf("server answered %d %s: %s", e.Code, e.Reason, msg)
+		return termtext.Escape(fmt.Sprintf("server answered %d %s: %s", e.Code, e.Reason, msg))
 	}
-	return fmt.Sprintf("server answered %d: %s", e.Code, msg)
+	return termtext.Escape(fmt.Sprintf("server answered %d: %s", e.Code, msg))
 }
 
 // Fields lists the fields the causes name, in order, each once.

@@ -11,8 +11,11 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kwatch/kwatch/internal/termtext"
 )
 
 // The ExecCredential API versions kwatch speaks.
@@ -249,10 +252,10 @@ func (p *execProvider) run(ctx context.Context) (*execCredential, error) {
 }
 
 // stderrTail formats what the plugin said on stderr, for an error message.
-// It is the plugin's own diagnostic; stdout, which holds credentials, is
-// never quoted.
+// It is the plugin's own diagnostic, with control characters escaped (see
+// termtext); stdout, which holds credentials, is never quoted.
 func stderrTail(b []byte) string {
-	s := strings.TrimSpace(strings.ToValidUTF8(string(b), "?"))
+	s := termtext.Escape(strings.TrimSpace(string(b)))
 	if s == "" {
 		return ""
 	}
@@ -293,6 +296,19 @@ type execOutputJSON struct {
 	} `json:"status"`
 }
 
+// maxQuotedField bounds how much of a plugin's kind or apiVersion an error
+// quotes: a plugin printing something else entirely (a token where the
+// kind goes) must not have it echoed whole.
+const maxQuotedField = 64
+
+// quoteField quotes the start of v for an error.
+func quoteField(v string) string {
+	if len(v) <= maxQuotedField {
+		return strconv.Quote(v)
+	}
+	return strconv.Quote(strings.ToValidUTF8(v[:maxQuotedField], "")) + "..."
+}
+
 // parseExecCredential parses a plugin's stdout. Errors say what is wrong
 // and where, never what the output holds.
 func parseExecCredential(out []byte, apiVersion string, obtained time.Time) (*execCredential, error) {
@@ -309,10 +325,10 @@ func parseExecCredential(out []byte, apiVersion string, obtained time.Time) (*ex
 		return nil, errors.New("output is not an ExecCredential JSON object")
 	}
 	if o.Kind != "ExecCredential" {
-		return nil, fmt.Errorf("output has kind %q; want ExecCredential", o.Kind)
+		return nil, fmt.Errorf("output has kind %s; want ExecCredential", quoteField(o.Kind))
 	}
 	if o.APIVersion != apiVersion {
-		return nil, fmt.Errorf("output has apiVersion %q; want %s as configured", o.APIVersion, apiVersion)
+		return nil, fmt.Errorf("output has apiVersion %s; want %s as configured", quoteField(o.APIVersion), apiVersion)
 	}
 	s := o.Status
 	if s == nil {

@@ -193,6 +193,8 @@ func TestExecFailures(t *testing.T) {
 	}{
 		{"exit status", `cat "` + dir + `/secret.json"; echo "login expired" >&2; exit 1`, ExecConfig{},
 			[]string{"exit status 1", "login expired"}, false},
+		{"terminal escapes on stderr", `printf 'bad \033[2J\033]0;x\007 news\n' >&2; exit 1`, ExecConfig{},
+			[]string{`(stderr: bad \x1b[2J\x1b]0;x\x07 news)`}, false},
 		{"not JSON", `echo "tok-SECRET-1 is not json"`, ExecConfig{}, []string{"not valid JSON (offset"}, false},
 		{"wrong api version", `cat "` + dir + `/secret.json"`, ExecConfig{APIVersion: execAPIv1beta1},
 			[]string{`apiVersion "client.authentication.k8s.io/v1"; want client.authentication.k8s.io/v1beta1`}, false},
@@ -225,6 +227,7 @@ func TestExecFailures(t *testing.T) {
 				assert.Contains(t, msg, w)
 			}
 			assert.NotContains(t, msg, "tok-SECRET-1", "the plugin's stdout must not be echoed")
+			assert.NotContains(t, msg, "\x1b", "no terminal escape reaches the error")
 		})
 	}
 }

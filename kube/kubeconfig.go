@@ -392,24 +392,14 @@ func applyCluster(c *Config, name string, cl sourced[kcCluster], readFile func(s
 	return nil
 }
 
-// normalizeServer checks a cluster's server URL. Like kubectl, a server
-// without a scheme ("10.0.0.1:6443") means https.
+// normalizeServer checks a cluster's server URL (see parseServer). Like
+// kubectl, a server without a scheme ("10.0.0.1:6443") means https.
 func normalizeServer(s string) (string, error) {
-	if s == "" {
-		return "", errors.New("is empty")
+	if _, err := parseServer(s); err != nil {
+		return "", err
 	}
 	if !strings.Contains(s, "://") {
 		s = "https://" + s
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return "", errors.New("is not a valid URL")
-	}
-	if u.Scheme != "https" && u.Scheme != "http" {
-		return "", fmt.Errorf("has scheme %q; want https or http", u.Scheme)
-	}
-	if u.Host == "" {
-		return "", errors.New("has no host")
 	}
 	return s, nil
 }

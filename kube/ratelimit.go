@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"golang.org/x/time/rate"
+	"github.com/kwatch/kwatch/internal/ratelimit"
 )
 
 // Client-side rate limit defaults: a token bucket shared by every request
@@ -23,7 +23,7 @@ const (
 )
 
 // limiter is the client's token bucket; nil means no limit.
-type limiter struct{ rl *rate.Limiter }
+type limiter struct{ rl *ratelimit.Bucket }
 
 // newLimiter reads Config.QPS and Config.Burst: zero means the default, a
 // negative QPS turns the limit off.
@@ -42,15 +42,12 @@ func newLimiter(qps float32, burst int) (*limiter, error) {
 	if burst == 0 {
 		burst = max(DefaultBurst, int(math.Ceil(float64(qps))))
 	}
-	return &limiter{rl: rate.NewLimiter(rate.Limit(qps), burst)}, nil
+	return &limiter{rl: ratelimit.New(float64(qps), burst)}, nil
 }
 
 // wait blocks until the bucket has a token or ctx ends.
 func (l *limiter) wait(ctx context.Context) error {
-	if l.rl == nil {
-		return nil
-	}
-	if err := l.rl.Wait(ctx); err != nil {
+	if err := l.rl.Wait(ctx, 1); err != nil { // a nil bucket: no limit
 		return fmt.Errorf("client-side rate limit: %w", err)
 	}
 	return nil

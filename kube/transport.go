@@ -2,6 +2,7 @@ package kube
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
@@ -47,6 +48,7 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 type transportDeps struct {
 	now      func() time.Time
 	readFile func(string) ([]byte, error)
+	dial     func(ctx context.Context, network, addr string) (net.Conn, error) // nil: a net.Dialer
 }
 
 func defaultTransportDeps() transportDeps {
@@ -93,8 +95,12 @@ func (c *Config) roundTripper(d transportDeps) (http.RoundTripper, error) {
 	}
 	rt := base
 	if creds != nil {
-		rt = &authTransport{base: base, creds: creds, hostKey: hostKey(host),
+		at := &authTransport{base: base, creds: creds, hostKey: hostKey(host),
 			allowInsecure: c.AllowInsecureToken}
+		if c.Transport == nil {
+			at.proxy = c.proxy()
+		}
+		rt = at
 	}
 	agent := c.UserAgent
 	if agent == "" {
@@ -103,20 +109,12 @@ func (c *Config) roundTripper(d transportDeps) (http.RoundTripper, error) {
 	return &userAgentTransport{base: rt, agent: agent}, nil
 }
 
-// hostURL parses c.Host; errors never quote a password in it.
+// hostURL parses c.Host (see parseServer); errors never quote a
+// credential in it.
 func (c *Config) hostURL() (*url.URL, error) {
-	if c.Host == "" {
-		return nil, &ConfigError{Field: "Host", Err: errors.New("is empty")}
-	}
-	u, err := url.Parse(c.Host)
+	u, err := parseServer(c.Host)
 	if err != nil {
-		return nil, &ConfigError{Field: "Host", Err: errors.New("is not a valid URL")}
-	}
-	if u.Scheme != "https" && u.Scheme != "http" {
-		return nil, &ConfigError{Field: "Host", Err: fmt.Errorf("has scheme %q; want https or http", u.Scheme)}
-	}
-	if u.Host == "" {
-		return nil, &ConfigError{Field: "Host", Err: errors.New("has no host")}
+		return nil, &ConfigError{Field: "Host", Err: err}
 	}
 	return u, nil
 }
@@ -141,7 +139,7 @@ func (c *Config) pingTimeout() time.Duration {
 // newBaseTransport builds the *http.Transport for scheme.
 func (c *Config) newBaseTransport(scheme string, ex *execProvider, d transportDeps) (*http.Transport, error) {
 	if scheme == "http" {
-		t := c.newHTTPTransport()
+		t := c.newHTTPTransport(d)
 		// Plain http is HTTP/1.1 with chunked watch streams; no h2c.
 		t.Protocols = new(http.Protocols)
 		t.Protocols.SetHTTP1(true)
@@ -151,14 +149,22 @@ func (c *Config) newBaseTransport(scheme string, ex *execProvider, d transportDe
 	return t, err
 }
 
-func (c *Config) newHTTPTransport() *http.Transport {
-	proxy := c.Proxy
-	if proxy == nil {
-		proxy = http.ProxyFromEnvironment
+// proxy is the proxy choice of the transport built from c.
+func (c *Config) proxy() func(*http.Request) (*url.URL, error) {
+	if c.Proxy != nil {
+		return c.Proxy
+	}
+	return http.ProxyFromEnvironment
+}
+
+func (c *Config) newHTTPTransport(d transportDeps) *http.Transport {
+	dial := d.dial
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive}).DialContext
 	}
 	return &http.Transport{
-		Proxy:               proxy,
-		DialContext:         (&net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive}).DialContext,
+		Proxy:               c.proxy(),
+		DialContext:         dial,
 		TLSHandshakeTimeout: tlsHandshakeTimeout,
 		MaxIdleConnsPerHost: maxIdleConnsPerHost,
 		IdleConnTimeout:     idleConnTimeout,
@@ -174,7 +180,7 @@ func (c *Config) newTLSTransport(ex *execProvider, d transportDeps) (*http.Trans
 	if err != nil {
 		return nil, nil, err
 	}
-	t := c.newHTTPTransport()
+	t := c.newHTTPTransport(d)
 	t.TLSClientConfig = tc
 	h2, err := http2.ConfigureTransports(t)
 	if err != nil {

@@ -49,13 +49,25 @@
 //     in-process one) removes at once. Options.GarbageCollect adds what
 //     kube-controller-manager's garbage collector does.
 //   - Start's server stops at t.Cleanup, ending every watch, and waits for each
-//     goroutine it started; nothing outlives the test.
+//     goroutine it started; nothing outlives the test. Outside a test (an
+//     Example, a TestMain, a demo program) Serve(ctx, opts) starts the same
+//     server, which serves until ctx ends or Close, and Close waits for it.
+//   - Churn keeps generated pods changing (creates, updates, deletes at a
+//     rate) in the caller's goroutine, for a controller to follow.
+//   - Webhooks are called as the real server calls them: a client's
+//     writes go to the admission webhooks of the ValidatingWebhookConfigurations
+//     and MutatingWebhookConfigurations applied to it (clientConfig.url with
+//     its caBundle, rules, selectors, failurePolicy, timeoutSeconds, dry
+//     runs), and a CustomResourceDefinition applied makes its resource served,
+//     its other versions through its conversion webhook; so a test exercises
+//     a controller's webhooks (package webhook) in milliseconds. Seeding
+//     with Apply and Create stands for controllers and skips admission.
 //
 // What it does not do: no controllers run in it but the optional garbage
 // collector (a Deployment makes no
-// ReplicaSet, no scheduler binds pods, no kubelet runs them), admission and
-// validation go only as far as names and data keys, and custom resources must
-// be registered by the simulator (the default resources are pods, namespaces,
+// ReplicaSet, no scheduler binds pods, no kubelet runs them), built-in
+// validation goes only as far as names and data keys, and custom resources
+// without a CRD must be registered by the simulator (the default resources are pods, namespaces,
 // configmaps, secrets, events, services, nodes, deployments, replicasets,
 // statefulsets and leases).
 package kwatchtest

@@ -23,17 +23,20 @@ type phasePod struct {
 	} `json:"status"`
 }
 
+// phasePods pairs phasePod with the pods resource.
+var phasePods = kube.Typed[*phasePod](kube.Pods)
+
 const phaseLabel = "example.kwatch.dev/phase"
 
 // setupPhaseLabels adds a controller that keeps each pod's phase label equal
 // to its status.phase.
 func setupPhaseLabels(mgr *controller.Manager) error {
-	pods, err := controller.Cache[*phasePod](mgr, kube.Pods)
+	pods, err := controller.Cache(mgr, phasePods)
 	if err != nil {
 		return err
 	}
-	writes := client.For[*phasePod](mgr.Client(), kube.Pods, client.Options{FieldManager: "phase-labels"})
-	_, err = controller.New(mgr, controller.Config[*phasePod]{Name: "phase-labels", For: kube.Pods, Workers: 2,
+	writes := client.For(mgr.Client(), phasePods, client.Options{FieldManager: "phase-labels"})
+	_, err = controller.New(mgr, controller.Config[*phasePod]{Name: "phase-labels", For: phasePods, Workers: 2,
 		Reconcile: func(ctx context.Context, key controller.Key) (controller.Result, error) {
 			pod, ok, err := pods.Get(ctx, key)
 			if err != nil || !ok || pod.Labels[phaseLabel] == pod.Status.Phase {

@@ -15,10 +15,10 @@ import (
 )
 
 // Seed objects from YAML, then read them through kwatch's client and back
-// from the server. In a test, kwatchtest.Start(t, ...) replaces NewServer and
+// from the server. In a test, kwatchtest.Start(t, ...) replaces Serve and
 // Close.
 func ExampleServer_Apply() {
-	srv, err := kwatchtest.NewServer(kwatchtest.Options{})
+	srv, err := kwatchtest.Serve(context.Background(), kwatchtest.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -35,7 +35,7 @@ metadata: {namespace: demo, name: web}
 spec: {replicas: 3}
 `)
 	c, _ := kube.NewClient(srv.Config())
-	cms := client.For[*configMap](c, kube.Resource{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true}, client.Options{})
+	cms := client.For(c, kube.Typed[*configMap](kube.Resource{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true}), client.Options{})
 	cm, err := cms.Get(context.Background(), "demo", "settings", client.GetOptions{})
 	if err != nil {
 		fmt.Println(err)
@@ -52,7 +52,7 @@ spec: {replicas: 3}
 // Cut an informer's watch in the middle of a frame and wait until the
 // server did it; the informer resumes and sees what changed after.
 func ExampleServer_CutWatch() {
-	srv, _ := kwatchtest.NewServer(kwatchtest.Options{})
+	srv, _ := kwatchtest.Serve(context.Background(), kwatchtest.Options{})
 	defer srv.Close()
 	_, _ = srv.LoadPods(10, 2)
 	c, _ := kube.NewClient(srv.Config())

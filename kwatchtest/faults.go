@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kwatch/kwatch/internal/sim"
+	"github.com/kwatch/kwatch/internal/rig/sim"
 )
 
 // FaultOptions narrows which requests a fault applies to. The zero value is the
@@ -66,7 +66,9 @@ func (s *Server) inject(kind string, sf sim.Fault, o FaultOptions) *Fault {
 // final chunk over HTTP/1.1, a stream reset over HTTP/2; the client sees an
 // unexpected EOF. The cut comes with that next frame (an event or a bookmark), so
 // a test makes a change after the fault for it to fire. The watch already open
-// when CutWatch is called is not affected; Restart ends it.
+// when CutWatch is called is not affected; Restart ends it. A watch that takes
+// the fault and is ended by Restart before the fault fired gives it back, to the
+// watch the client opens next.
 func (s *Server) CutWatch(o FaultOptions) *Fault {
 	return s.inject("cut-watch", sim.Fault{Type: sim.FaultCutWatch}, o)
 }

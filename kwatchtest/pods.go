@@ -1,7 +1,7 @@
 package kwatchtest
 
 import (
-	"github.com/kwatch/kwatch/internal/sim"
+	"github.com/kwatch/kwatch/internal/rig/sim"
 )
 
 // Pod describes a generated pod with a realistic body (3-4 KB: containers,

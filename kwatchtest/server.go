@@ -11,8 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kwatch/kwatch/internal/sim"
-	"github.com/kwatch/kwatch/internal/sim/simtest"
+	"github.com/kwatch/kwatch/internal/rig/sim"
 	"github.com/kwatch/kwatch/kube"
 )
 
@@ -50,7 +49,8 @@ type Options struct {
 }
 
 // Server is a simulated API server serving on 127.0.0.1. It is safe for
-// concurrent use. Start one for a test with Start, or with NewServer and Close.
+// concurrent use. Start one for a test with Start, or elsewhere (an Example,
+// a TestMain, a program) with Serve and Close.
 type Server struct {
 	srv    *sim.Server
 	url    string
@@ -65,6 +65,7 @@ type Server struct {
 	dir        string // a temporary directory for the kubeconfig; "" until needed
 	kubeconfig string // its path; "" until written
 	closed     bool
+	closeErr   error // Close's result, for the later calls
 }
 
 // Start serves a new simulated API server until the test ends: t.Cleanup stops
@@ -73,7 +74,7 @@ type Server struct {
 // fault, a kubeconfig that cannot be written).
 func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
-	s, err := NewServer(opts)
+	s, err := Serve(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("kwatchtest: %v", err)
 	}
@@ -86,17 +87,30 @@ func Start(t testing.TB, opts Options) *Server {
 	return s
 }
 
-// NewServer starts a server outside a test (an Example, a TestMain, a program):
-// it serves (and collects garbage) in goroutines of its own until Close, which
-// the caller must call. Its methods that cannot go on panic.
-func NewServer(opts Options) (*Server, error) {
-	srv, err := sim.New(sim.Options{
+// Serve starts a server outside a test (an Example, a TestMain, a program):
+// it listens on a loopback port before it returns, then serves (and collects
+// garbage) in goroutines of its own until ctx ends or Close is called. The
+// caller must call Close, which waits for those goroutines. Its methods
+// that cannot go on panic.
+//
+//	srv, err := kwatchtest.Serve(ctx, kwatchtest.Options{})
+//	if err != nil { ... }
+//	defer srv.Close()
+//	c, err := kube.NewClient(srv.Config())
+func Serve(ctx context.Context, opts Options) (*Server, error) {
+	return serve(ctx, sim.Options{
 		TLS:              opts.TLS,
 		BearerToken:      opts.Token,
 		HistorySize:      opts.HistorySize,
 		BookmarkInterval: opts.BookmarkInterval,
 		Seed:             opts.Seed,
-	})
+	}, opts.GarbageCollect)
+}
+
+// serve is Serve on any simulator options: kwatch's own tests reach the
+// options Options does not offer through it (see internal/rig/simkit).
+func serve(ctx context.Context, opts sim.Options, gc bool) (*Server, error) {
+	srv, err := sim.New(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -104,15 +118,15 @@ func NewServer(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{srv: srv, url: "http://" + ln.Addr().String(), token: opts.Token,
+	ctx, cancel := context.WithCancel(ctx)
+	s := &Server{srv: srv, url: "http://" + ln.Addr().String(), token: opts.BearerToken,
 		fatalf: func(format string, args ...any) { panic(fmt.Sprintf(format, args...)) },
 		cancel: cancel, served: make(chan error, 1)}
 	if opts.TLS {
 		s.url = "https://" + ln.Addr().String()
 	}
 	go func() { s.served <- srv.Serve(ctx, ln) }()
-	if opts.GarbageCollect {
+	if gc {
 		s.gcDone = make(chan error, 1)
 		go func() { s.gcDone <- srv.CollectGarbage(ctx) }()
 	}
@@ -120,12 +134,12 @@ func NewServer(opts Options) (*Server, error) {
 }
 
 // Close stops the server: every open watch ends, and Close returns once every
-// goroutine of the server has. Later calls do nothing.
+// goroutine of the server has. Later calls return the first one's result.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil
+		return s.closeErr
 	}
 	s.closed = true
 	s.cancel()
@@ -140,6 +154,7 @@ func (s *Server) Close() error {
 			err = rerr
 		}
 	}
+	s.closeErr = err
 	return err
 }
 
@@ -188,7 +203,7 @@ func (s *Server) Kubeconfig() string {
 // KubeconfigBytes returns the kubeconfig Kubeconfig writes (its CA inline), for
 // clients that take one in memory (clientcmd.RESTConfigFromKubeConfig).
 func (s *Server) KubeconfigBytes() []byte {
-	return simtest.KubeconfigBytes(s.url, s.CACertPEM(), s.token)
+	return sim.KubeconfigBytes(s.url, s.CACertPEM(), s.token)
 }
 
 // ResourceVersion returns the newest resourceVersion the server has committed.

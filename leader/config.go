@@ -4,17 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/metrics"
-)
-
-// The defaults client-go's leader election is usually run with.
-const (
-	DefaultLeaseDuration = 15 * time.Second
-	DefaultRenewDeadline = 10 * time.Second
-	DefaultRetryPeriod   = 2 * time.Second
 )
 
 // Config configures an Elector. Client, Name and Identity are required;
@@ -34,21 +26,9 @@ type Config struct {
 	// with one identity both believe they hold the Lease. Required.
 	Identity string
 
-	// LeaseDuration is how long candidates wait, from when they saw the
-	// Lease's record change, before taking it from its holder. It is
-	// written to leaseDurationSeconds, so it must be a whole number of
-	// seconds. Zero means DefaultLeaseDuration (15 s).
-	LeaseDuration time.Duration
-	// RenewDeadline is how long the leader keeps leading without a
-	// successful renew, measured from the start of its last successful
-	// one; then it stops. It must be less than LeaseDuration: the
-	// difference is the margin of the safety property (doc.go). Zero
-	// means DefaultRenewDeadline (10 s).
-	RenewDeadline time.Duration
-	// RetryPeriod is the pause between rounds: a candidate's attempts to
-	// acquire and the leader's renews. It must be less than
-	// RenewDeadline. Zero means DefaultRetryPeriod (2 s).
-	RetryPeriod time.Duration
+	// Timing are the Lease's durations (LeaseDuration, RenewDeadline,
+	// RetryPeriod); the zero Timing is the defaults.
+	Timing
 
 	// ReleaseOnCancel says whether Run, when its context ends (or the
 	// leading function returns) while leading, gives the Lease up once
@@ -82,24 +62,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Namespace == "" {
 		c.Namespace = "default"
 	}
-	if c.LeaseDuration == 0 {
-		c.LeaseDuration = DefaultLeaseDuration
-	}
-	if c.RenewDeadline == 0 {
-		c.RenewDeadline = DefaultRenewDeadline
-	}
-	if c.RetryPeriod == 0 {
-		c.RetryPeriod = DefaultRetryPeriod
-	}
-	switch {
-	case c.LeaseDuration < time.Second || c.LeaseDuration%time.Second != 0:
-		return c, fmt.Errorf("leader: Config.LeaseDuration %v must be a whole number of seconds, at least 1s (it is written to leaseDurationSeconds)", c.LeaseDuration)
-	case c.RenewDeadline <= 0 || c.RetryPeriod <= 0:
-		return c, fmt.Errorf("leader: Config.RenewDeadline %v and RetryPeriod %v must be positive", c.RenewDeadline, c.RetryPeriod)
-	case c.RenewDeadline >= c.LeaseDuration:
-		return c, fmt.Errorf("leader: Config.RenewDeadline %v must be less than LeaseDuration %v", c.RenewDeadline, c.LeaseDuration)
-	case c.RetryPeriod >= c.RenewDeadline:
-		return c, fmt.Errorf("leader: Config.RetryPeriod %v must be less than RenewDeadline %v", c.RetryPeriod, c.RenewDeadline)
+	var err error
+	if c.Timing, err = c.Timing.WithDefaults(); err != nil {
+		return c, fmt.Errorf("leader: Config.%w", err)
 	}
 	if c.ReleaseOnCancel == nil {
 		c.ReleaseOnCancel = new(true)

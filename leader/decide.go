@@ -37,23 +37,44 @@ const (
 	held
 )
 
+// contender is who decides a round: its identity, its lease duration
+// and margin (Timing), and whether it has written the Lease itself in
+// this process.
+type contender struct {
+	identity         string
+	duration, margin time.Duration
+	wrote            bool
+}
+
 // decideAt is one round of the election, pure: given what was observed
-// of the Lease, the candidate's identity and lease duration, and the time
-// now, it says whether to write and what. It holds every rule of the
-// protocol that client-go's leaderelection follows:
+// of the Lease, the candidate, and the time now, it says whether to
+// write and what. It holds every rule of the protocol that client-go's
+// leaderelection follows:
 //   - a Lease held by another is taken only once its record has stayed
 //     unchanged for its leaseDurationSeconds since the candidate saw it
 //     change; an empty holder is free at once;
 //   - the holder renewing keeps acquireTime and leaseTransitions;
 //   - anyone else acquiring sets acquireTime to now and increments
-//     leaseTransitions (a Lease created fresh starts at 0).
-func decideAt(o observation, identity string, duration time.Duration, now time.Time) (record, verdict) {
-	next := record{holder: identity, durationSec: int32(duration / time.Second), acquire: now, renew: now}
+//     leaseTransitions (a Lease created fresh starts at 0);
+//
+// and one client-go does not have: a Lease that names the candidate's
+// identity but that it has not written in this process (a previous
+// process with the same identity, restarted) is taken back only once
+// its record has stayed unchanged for the margin (LeaseDuration -
+// RenewDeadline) since the candidate saw it change. That process's term
+// ended at the latest when it stopped, before this one started, and a
+// write it had on its way lands within the margin of that; without the
+// wait, the new process would lead at once, before such a write lands.
+func decideAt(o observation, c contender, now time.Time) (record, verdict) {
+	next := record{holder: c.identity, durationSec: int32(c.duration / time.Second), acquire: now, renew: now}
 	if !o.exists {
 		return next, write
 	}
 	old := o.rec
-	if old.holder == identity {
+	if old.holder == c.identity {
+		if !c.wrote && now.Before(o.seen.Add(c.margin)) {
+			return record{}, held
+		}
 		next.acquire, next.transitions = old.acquire, old.transitions
 		return next, write
 	}

@@ -37,10 +37,15 @@ func TestDecideAt(t *testing.T) {
 			record{holder: "me", durationSec: 15, acquire: t0, renew: t0, transitions: 3}, write},
 		{"mine: renew keeps acquireTime and transitions", heldBy("me", 2), t0.Add(time.Second),
 			record{holder: "me", durationSec: 15, acquire: old, renew: t0.Add(time.Second), transitions: 2}, write},
+		{"my identity, not written by me (a restart): wait the margin", heldBy("me", 2), t0.Add(5*time.Second - 1),
+			record{}, held},
+		{"my identity, not written by me, unchanged for the margin: take it back", heldBy("me", 2), t0.Add(5 * time.Second),
+			record{holder: "me", durationSec: 15, acquire: old, renew: t0.Add(5 * time.Second), transitions: 2}, write},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, v := decideAt(tt.obs, "me", ld, tt.now)
+			wrote := tt.name == "mine: renew keeps acquireTime and transitions"
+			got, v := decideAt(tt.obs, contender{identity: "me", duration: ld, margin: 5 * time.Second, wrote: wrote}, tt.now)
 			require.Equal(t, tt.v, v)
 			require.True(t, tt.want.equal(got), "got %+v, want %+v", got, tt.want)
 		})

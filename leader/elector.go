@@ -60,7 +60,7 @@ var ErrLost = errors.New("leader: lost the lease")
 // may be running at a time.
 type Elector struct {
 	cfg     Config
-	leases  *client.Resource[*Lease]
+	leases  *client.Client[*Lease]
 	log     *slog.Logger
 	m       electorMetrics
 	running atomic.Bool
@@ -68,9 +68,16 @@ type Elector struct {
 	mu    sync.Mutex
 	state State       // guarded by mu
 	obs   observation // what Run last read or wrote; guarded by mu, written only by Run
+	// term is the current leadership's, or the last one's; nil before the
+	// first. Guarded by mu, set only by Run.
+	term *Term
 	// lease is the object of Run's last successful write (or read), whose
 	// resourceVersion guards the release. Only Run's goroutine uses it.
 	lease *Lease
+	// wrote is true once a round of this Elector wrote the Lease: a
+	// record naming its identity is then its own, not a previous
+	// process's (decideAt). Only Run's goroutine uses it.
+	wrote bool
 }
 
 // New validates cfg and returns an Elector. It starts nothing and does
@@ -81,17 +88,26 @@ func New(cfg Config) (*Elector, error) {
 		return nil, err
 	}
 	e := &Elector{cfg: cfg,
-		leases: client.For[*Lease](cfg.Client, kube.Leases, client.Options{FieldManager: "kwatch-leader-election"}),
+		leases: client.For(cfg.Client, kube.Typed[*Lease](kube.Leases), client.Options{FieldManager: "kwatch-leader-election"}),
 		log:    cfg.Logger.With("lease", cfg.Namespace+"/"+cfg.Name, "identity", cfg.Identity),
 	}
 	e.m = newMetrics(cfg.Metrics, cfg.Namespace+"/"+cfg.Name)
 	return e, nil
 }
 
-// State returns where the Elector stands now.
+// State returns where the Elector stands now. Leadership ends with its
+// term, by the clock, even before Run's goroutine has noticed.
 func (e *Elector) State() State {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.state == Leading && e.term != nil {
+		if _, ok := e.term.Until(); !ok {
+			if errors.Is(context.Cause(e.term.Context()), errReleased) {
+				return Released
+			}
+			return Lost
+		}
+	}
 	return e.state
 }
 
@@ -99,6 +115,17 @@ func (e *Elector) State() State {
 // acquisition until leadership is lost, or, after Run's context ended,
 // until the leading function has returned and the Lease is released.
 func (e *Elector) IsLeader() bool { return e.State() == Leading }
+
+// Term is the term of the current leadership (the last one's after it
+// ended; nil before the first). Its Until says whether this Elector may
+// act now by the local clock, whatever Run's goroutine is doing, and its
+// Context is cancelled at the renew deadline: the answer package
+// controller's write fence and reconciles rely on (doc.go).
+func (e *Elector) Term() *Term {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.term
+}
 
 // Leader returns the holder of the Lease as last observed ("" when
 // nobody holds it or it has not been read yet). Another candidate's
@@ -182,58 +209,55 @@ func (e *Elector) campaign(ctx context.Context) (time.Time, bool) {
 }
 
 // leadUntilDone is the leading state. lead runs on a goroutine this
-// function waits for; the Lease is renewed every retry period. The
-// renew deadline runs from the start of the last successful round
-// (acquired first): when it passes, or a read shows another holder,
-// leadership is lost and lead's context is cancelled at once. When ctx
-// ends, lead's context is cancelled too, but the Lease is still renewed
-// until lead has returned, and released after.
+// function waits for; the Lease is renewed every retry period. The term
+// (term.go) runs from the start of the last successful round (acquired
+// first) for a renew deadline: when it passes, or a read shows another
+// holder, leadership is lost and lead's context is cancelled at once,
+// by the term's timer, whatever this goroutine is doing. When ctx ends,
+// lead's context is cancelled too, but the Lease is still renewed until
+// lead has returned, and released after (the term ends first).
 func (e *Elector) leadUntilDone(ctx context.Context, lead func(ctx context.Context), acquired time.Time) error {
+	term := NewTerm(acquired.Add(e.cfg.RenewDeadline))
+	e.mu.Lock()
+	e.term = term
+	e.mu.Unlock()
+	defer term.End(errReleased) // whatever ends leadership ends the term
 	leadCtx, stop := context.WithCancel(ctx)
 	defer stop()
+	defer context.AfterFunc(term.Context(), stop)()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		lead(leadCtx)
 	}()
-	deadline := acquired.Add(e.cfg.RenewDeadline)
-	lost := time.NewTimer(time.Until(deadline))
-	defer lost.Stop()
 	next := time.NewTimer(e.cfg.RetryPeriod)
 	defer next.Stop()
 	renewCtx := context.WithoutCancel(ctx) // renewing goes on while lead winds down
 	cancelled := ctx.Done()
-	var lostErr error
-loop:
-	for {
-		select {
-		case <-cancelled:
-			cancelled = nil
-			stop()
-			continue
-		case <-done:
-			break loop
-		case <-lost.C:
-			lostErr = fmt.Errorf("%w: no renew succeeded within the renew deadline %v", ErrLost, e.cfg.RenewDeadline)
-			break loop
-		case <-next.C:
+	lostErr := func() error {
+		for {
+			select {
+			case <-cancelled:
+				cancelled = nil
+				stop()
+				continue
+			case <-done:
+				if _, ok := term.Until(); !ok { // the deadline passed first, maybe unseen
+					return fmt.Errorf("%w: no renew succeeded within the renew deadline %v", ErrLost, e.cfg.RenewDeadline)
+				}
+				return nil
+			case <-term.Context().Done():
+				return fmt.Errorf("%w: no renew succeeded within the renew deadline %v", ErrLost, e.cfg.RenewDeadline)
+			case <-next.C:
+			}
+			if err := e.renew(renewCtx, term); err != nil {
+				return err
+			}
+			next.Reset(e.cfg.RetryPeriod)
 		}
-		if !time.Now().Before(deadline) { // both timers fired: no round can help
-			lostErr = fmt.Errorf("%w: no renew succeeded within the renew deadline %v", ErrLost, e.cfg.RenewDeadline)
-			break loop
-		}
-		renewed, err := e.renew(renewCtx, deadline)
-		if err != nil {
-			lostErr = err
-			break loop
-		}
-		if !renewed.Equal(deadline) {
-			deadline = renewed
-			lost.Reset(time.Until(deadline))
-		}
-		next.Reset(e.cfg.RetryPeriod)
-	}
+	}()
 	if lostErr != nil {
+		term.End(lostErr)
 		e.setState(Lost) // before stop: IsLeader is false once lead's context ends
 		stop()
 		e.log.Error("stopped leading", "error", lostErr)
@@ -242,31 +266,46 @@ loop:
 	}
 	stop()
 	<-done
+	term.End(errReleased) // before the release: nothing may act once another can lead
+	term.AwaitMargin(e.cfg.Margin(), e.log)
 	e.release(renewCtx)
 	e.setState(Released)
 	return nil
 }
 
-// renew is one renew round, bounded by the current renew deadline. It
-// returns the deadline after it (moved to a renew deadline past the
-// round's start if it renewed), or an error wrapping ErrLost when
-// leadership is over: another holder was seen, or the deadline passed.
-func (e *Elector) renew(ctx context.Context, deadline time.Time) (time.Time, error) {
+// errReleased ends a term given up on purpose: Run's context ended or
+// the leading function returned.
+var errReleased = errors.New("leader: leadership released")
+
+// renew is one renew round, bounded by the term's deadline. It extends
+// the term to a renew deadline past the round's start if it renewed,
+// and returns an error wrapping ErrLost when leadership is over: another
+// holder was seen, or the deadline passed (a renew that succeeds after
+// it does not count: the term is over for good).
+func (e *Elector) renew(ctx context.Context, term *Term) error {
 	start := time.Now()
+	deadline, ok := term.Until()
+	if !ok {
+		return fmt.Errorf("%w: no renew succeeded within the renew deadline %v", ErrLost, e.cfg.RenewDeadline)
+	}
 	rctx, cancel := context.WithDeadline(ctx, deadline)
 	err := e.round(rctx, true)
 	cancel()
 	switch {
 	case err == nil:
-		return start.Add(e.cfg.RenewDeadline), nil
+		if term.Extend(start.Add(e.cfg.RenewDeadline)) {
+			return nil
+		}
+		e.m.renewFailures.Inc()
+		return fmt.Errorf("%w: the renew came back after the renew deadline %v", ErrLost, e.cfg.RenewDeadline)
 	case errors.Is(err, errTaken):
 		e.m.renewFailures.Inc()
-		return deadline, fmt.Errorf("%w: %w", ErrLost, err)
-	case !time.Now().Before(deadline):
-		e.m.renewFailures.Inc()
-		return deadline, fmt.Errorf("%w: no renew succeeded within the renew deadline %v (last: %w)", ErrLost, e.cfg.RenewDeadline, err)
+		return fmt.Errorf("%w: %w", ErrLost, err)
 	}
 	e.m.renewFailures.Inc()
+	if _, ok := term.Until(); !ok {
+		return fmt.Errorf("%w: no renew succeeded within the renew deadline %v (last: %w)", ErrLost, e.cfg.RenewDeadline, err)
+	}
 	e.log.Warn("renew failed; retrying until the renew deadline", "error", err, "deadline", deadline)
-	return deadline, nil
+	return nil
 }

@@ -115,12 +115,12 @@ func TestCutOffLeaderStopsFirst(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				c := newCluster(t)
 				t0 := time.Now()
-				reg := metrics.NewRegistry()
+				reg := metrics.NewSet()
 				a := c.runCandidate("a", func(cfg *Config) { cfg.Metrics = reg })
 				time.Sleep(time.Second)
 				b := c.runCandidate("b", nil)
 				time.Sleep(4 * time.Second) // renews at t0+2s and t0+4s
-				a.link.partition(freeze)
+				a.link.Partition(freeze)
 				time.Sleep(40 * time.Second)
 				synctest.Wait()
 
@@ -197,7 +197,8 @@ func TestConflictLosesTheRound(t *testing.T) {
 		c.putLease(LeaseSpec{HolderIdentity: new("ghost"), LeaseDurationSeconds: new(int32(15)), LeaseTransitions: new(int32(0))})
 		a := c.runCandidate("a", nil)
 		var fired, puts atomic.Int32
-		a.link.setBefore(func(r *http.Request) {
+		a.link.SetIntercept(func(w http.ResponseWriter, r *http.Request, next http.Handler) {
+			defer next.ServeHTTP(w, r)
 			if r.Method != http.MethodPut || !strings.HasSuffix(r.URL.Path, "/leases/"+testName) {
 				return
 			}
@@ -229,7 +230,7 @@ func TestConflictLosesTheRound(t *testing.T) {
 func TestTransitionsCountHolderChanges(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newCluster(t)
-		reg := metrics.NewRegistry()
+		reg := metrics.NewSet()
 		a := c.runCandidate("a", nil)
 		time.Sleep(time.Second)
 		b := c.runCandidate("b", func(cfg *Config) { cfg.Metrics = reg })
@@ -306,7 +307,7 @@ func TestDeletedLeaseEndsLeadership(t *testing.T) {
 func TestLeadReturningReleases(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newCluster(t)
-		kc, _ := c.connect("a")
+		kc, _ := c.Connect("a")
 		e, err := New(testConfig(kc, "a"))
 		require.NoError(t, err)
 		require.NoError(t, e.Run(t.Context(), func(context.Context) { time.Sleep(5 * time.Second) }))

@@ -4,32 +4,24 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 
 	"github.com/kwatch/kwatch/client"
-	"github.com/kwatch/kwatch/internal/sim"
 	"github.com/kwatch/kwatch/kube"
+	"github.com/kwatch/kwatch/kwatchtest"
 	"github.com/kwatch/kwatch/leader"
 )
 
 // A controller process campaigns for a Lease, does its work while it
 // leads, and releases the Lease when it stops, here against the
-// simulated API server served in the process.
+// simulated API server (kwatchtest) served in the process.
 func Example() {
-	srv, err := sim.New(sim.Options{})
+	srv, err := kwatchtest.Serve(context.Background(), kwatchtest.Options{})
 	if err != nil {
 		panic(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	serveCtx, stopServer := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(serveCtx, ln) }()
-	defer func() { stopServer(); <-served }()
+	defer srv.Close()
 
-	c, err := kube.NewClient(&kube.Config{Host: "http://" + ln.Addr().String()})
+	c, err := kube.NewClient(srv.Config())
 	if err != nil {
 		panic(err)
 	}
@@ -46,7 +38,7 @@ func Example() {
 	})
 	fmt.Println("run returned:", err, e.State())
 
-	l, err := client.For[*leader.Lease](c, kube.Leases, client.Options{}).Get(context.Background(), "demo", "my-controller", client.GetOptions{})
+	l, err := client.For(c, kube.Typed[*leader.Lease](kube.Leases), client.Options{}).Get(context.Background(), "demo", "my-controller", client.GetOptions{})
 	if err != nil {
 		panic(err)
 	}

@@ -4,21 +4,20 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net/http"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kwatch/kwatch/internal/sim"
-	"github.com/kwatch/kwatch/internal/testutil"
+	"github.com/kwatch/kwatch/internal/rig/memcluster"
+	"github.com/kwatch/kwatch/internal/rig/sim"
 	"github.com/kwatch/kwatch/kube"
 )
 
 // These helpers run one simulated API server and several candidates
 // inside a testing/synctest bubble. Each candidate reaches the server
-// over its own MemNet, so a test can cut one candidate off (its link)
+// over its own link (memcluster), so a test can cut one candidate off
 // while the others keep talking to the server; time is fake, so the
 // election's schedule is asserted exactly.
 
@@ -29,93 +28,19 @@ const (
 
 // cluster is the simulated server the candidates share.
 type cluster struct {
+	*memcluster.Cluster
 	t   *testing.T
 	srv *sim.Server
 }
 
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
-	srv, err := sim.New(sim.Options{})
-	require.NoError(t, err)
-	return &cluster{t: t, srv: srv}
+	mc := memcluster.New(t)
+	return &cluster{Cluster: mc, t: t, srv: mc.Server}
 }
 
 // link is one candidate's network path to the server.
-type link struct {
-	t    *testing.T
-	net  *testutil.MemNet
-	addr string
-	h    http.Handler
-
-	mu     sync.Mutex
-	ln     *testutil.MemListener // the current listener; guarded by mu
-	before func(r *http.Request) // if set, runs before the server handles each request; guarded by mu
-}
-
-// connect serves the cluster on a new MemNet and returns a client on it.
-func (c *cluster) connect(name string) (*kube.Client, *link) {
-	t := c.t
-	t.Helper()
-	l := &link{t: t, net: &testutil.MemNet{}, addr: name + ":80", h: c.srv.Handler()}
-	l.serve()
-	tr := l.net.Transport()
-	kc, err := kube.NewClient(&kube.Config{Host: "http://" + l.addr, Transport: tr})
-	require.NoError(t, err)
-	t.Cleanup(tr.CloseIdleConnections)
-	return kc, l
-}
-
-// serve listens on the link's address and serves the cluster there until
-// the test ends.
-func (l *link) serve() {
-	ln, err := l.net.Listen(l.addr)
-	require.NoError(l.t, err)
-	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		l.mu.Lock()
-		before := l.before
-		l.mu.Unlock()
-		if before != nil {
-			before(r)
-		}
-		l.h.ServeHTTP(w, r)
-	})}
-	done := make(chan struct{})
-	go func() { _ = hs.Serve(ln); close(done) }()
-	l.mu.Lock()
-	l.ln = ln
-	l.mu.Unlock()
-	l.t.Cleanup(func() {
-		_ = hs.Close()
-		<-done
-	})
-}
-
-// partition cuts the candidate off: new connections are refused and the
-// open ones go silent (frozen) or are closed (cut).
-func (l *link) partition(freeze bool) {
-	l.mu.Lock()
-	ln := l.ln
-	l.mu.Unlock()
-	_ = ln.Close()
-	if freeze {
-		l.net.Freeze()
-	} else {
-		l.net.CutAll()
-	}
-}
-
-// heal ends a partition: the frozen connections are closed, and new ones
-// reach the server again.
-func (l *link) heal() {
-	l.net.CutAll()
-	l.serve()
-}
-
-func (l *link) setBefore(f func(r *http.Request)) {
-	l.mu.Lock()
-	l.before = f
-	l.mu.Unlock()
-}
+type link = memcluster.Link
 
 // candidate is a running Elector whose leading function records the
 // fake time each leadership started and stopped.
@@ -142,7 +67,7 @@ func testConfig(c *kube.Client, id string) Config {
 func (c *cluster) runCandidate(id string, adjust func(*Config)) *candidate {
 	t := c.t
 	t.Helper()
-	kc, l := c.connect(id)
+	kc, l := c.Connect(id)
 	cfg := testConfig(kc, id)
 	if adjust != nil {
 		adjust(&cfg)

@@ -79,7 +79,7 @@ func neverTwoLeaders(t *testing.T, seed uint64) {
 	members := make([]*member, 3)
 	for i := range members {
 		m := &member{id: fmt.Sprint("c", i)}
-		kc, l := c.connect(m.id)
+		kc, l := c.Connect(m.id)
 		cfg := testConfig(kc, m.id)
 		cfg.ReleaseOnCancel = new(i != 0)
 		e, err := New(cfg)
@@ -101,10 +101,10 @@ func neverTwoLeaders(t *testing.T, seed uint64) {
 		m := members[rng.IntN(len(members))]
 		switch {
 		case m.cut:
-			m.link.heal()
+			m.link.Heal()
 			m.cut = false
 		case rng.IntN(2) == 0:
-			m.link.partition(rng.IntN(2) == 0)
+			m.link.Partition(rng.IntN(2) == 0)
 			m.cut = true
 			faults++
 		default:
@@ -115,7 +115,7 @@ func neverTwoLeaders(t *testing.T, seed uint64) {
 	}
 	for _, m := range members {
 		if m.cut {
-			m.link.heal()
+			m.link.Heal()
 		}
 	}
 	time.Sleep(DefaultLeaseDuration + 3*DefaultRetryPeriod)

@@ -47,7 +47,7 @@ func (e *Elector) round(ctx context.Context, leading bool) error {
 	case leading && obs.rec.holder != id:
 		return fmt.Errorf("%w: %q", errTaken, obs.rec.holder)
 	}
-	rec, v := decideAt(obs, id, e.cfg.LeaseDuration, time.Now())
+	rec, v := decideAt(obs, contender{identity: id, duration: e.cfg.LeaseDuration, margin: e.cfg.Margin(), wrote: e.wrote}, time.Now())
 	if v == held {
 		return fmt.Errorf("%w: %q until %v", errHeld, obs.rec.holder, obs.expiry())
 	}
@@ -69,6 +69,7 @@ func (e *Elector) round(ctx context.Context, leading bool) error {
 		return fmt.Errorf("write the lease: %w", err)
 	}
 	e.observe(wrote, time.Now())
+	e.wrote = true
 	return nil
 }
 

@@ -7,7 +7,7 @@
 //     CounterFuncProvider adds CounterFunc, for totals another part
 //     already counts. Asking again for a name and labels returns the same
 //     series. A nil Provider means Noop, which records nothing.
-//   - Registry is the built-in Provider: lock-free series, written in the
+//   - Set is the built-in Provider: lock-free series, written in the
 //     Prometheus text exposition format (WritePrometheus) and served over
 //     HTTP (it is an http.Handler for /metrics). It never panics on a bad
 //     request (an invalid name, a type clash, more than DefaultMaxSeries

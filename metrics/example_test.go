@@ -8,11 +8,11 @@ import (
 	"github.com/kwatch/kwatch/metrics"
 )
 
-// A Registry collects the series of everything that records metrics (here
+// A Set collects the series of everything that records metrics (here
 // a counter, a gauge computed at scrape time and a histogram) and serves
 // them in the Prometheus text format; mount it at /metrics.
-func ExampleRegistry() {
-	reg := metrics.NewRegistry()
+func ExampleSet() {
+	reg := metrics.NewSet()
 	queue := metrics.Label{Name: "name", Value: "pods"}
 
 	synced := reg.Counter("app_syncs_total", "Syncs done.", queue)

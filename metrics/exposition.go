@@ -20,7 +20,7 @@ const ContentType = "text/plain; version=0.0.4; charset=utf-8"
 // # TYPE line, then its series in label order; histograms as cumulative
 // _bucket series with an le label, then _sum and _count. It returns the
 // first error from w.
-func (r *Registry) WritePrometheus(w io.Writer) error {
+func (r *Set) WritePrometheus(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	for _, f := range r.snapshot() {
 		bw.WriteString("# HELP ")
@@ -39,9 +39,9 @@ func (r *Registry) WritePrometheus(w io.Writer) error {
 	return bw.Flush()
 }
 
-// ServeHTTP writes the registry in the Prometheus text format, so a
-// Registry can be mounted at /metrics.
-func (r *Registry) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+// ServeHTTP writes the set in the Prometheus text format, so a
+// Set can be mounted at /metrics.
+func (r *Set) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	var buf bytes.Buffer
 	_ = r.WritePrometheus(&buf) // a bytes.Buffer does not fail
 	w.Header().Set("Content-Type", ContentType)
@@ -55,7 +55,7 @@ type familySnapshot struct {
 	series []*series
 }
 
-func (r *Registry) snapshot() []familySnapshot {
+func (r *Set) snapshot() []familySnapshot {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make([]familySnapshot, 0, len(r.families))

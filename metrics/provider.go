@@ -21,7 +21,7 @@ type Histogram interface {
 }
 
 // Provider creates the metrics a queue, a runner or an informer records.
-// *Registry is the built-in implementation; Noop discards everything; the
+// *Set is the built-in implementation; Noop discards everything; the
 // nested module github.com/kwatch/kwatch/metrics/prometheus adapts a
 // prometheus.Registerer. An adapter to another metrics library implements
 // these four methods, and CounterFunc (see CounterFuncProvider) if it can.

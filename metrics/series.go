@@ -23,7 +23,7 @@ func (f *atomicFloat) add(v float64) {
 	}
 }
 
-// counterSeries is the Counter of a Registry.
+// counterSeries is the Counter of a Set.
 type counterSeries struct{ s *series }
 
 func (c *counterSeries) Inc() { c.s.value.add(1) }
@@ -35,7 +35,7 @@ func (c *counterSeries) Add(v float64) {
 	}
 }
 
-// gaugeSeries is the Gauge of a Registry.
+// gaugeSeries is the Gauge of a Set.
 type gaugeSeries struct{ s *series }
 
 func (g *gaugeSeries) Set(v float64) { g.s.value.store(v) }
@@ -43,7 +43,7 @@ func (g *gaugeSeries) Inc()          { g.s.value.add(1) }
 func (g *gaugeSeries) Dec()          { g.s.value.add(-1) }
 func (g *gaugeSeries) Add(v float64) { g.s.value.add(v) }
 
-// histogram is the Histogram of a Registry. counts[i] counts observations
+// histogram is the Histogram of a Set. counts[i] counts observations
 // v with bounds[i-1] < v <= bounds[i]; the last slot counts those above
 // every bound (and NaN).
 type histogram struct {

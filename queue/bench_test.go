@@ -57,7 +57,7 @@ func BenchmarkAddGetDone(b *testing.B) {
 		})
 	}
 	b.Run("int/workers=4/metrics", func(b *testing.B) {
-		benchAddGetDone(b, 4, Options{Metrics: metrics.NewRegistry()}, func(i int) int { return i })
+		benchAddGetDone(b, 4, Options{Metrics: metrics.NewSet()}, func(i int) int { return i })
 	})
 }
 

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
+	"github.com/kwatch/kwatch/internal/ratelimit"
 )
 
 // Default token bucket settings, client-go's overall retry limit.
@@ -35,13 +35,12 @@ type BucketOptions struct {
 // returns how long the caller must wait for it. That is what a queue needs
 // to schedule a retry rather than block for it.
 //
-// The bucket is a golang.org/x/time/rate.Limiter; TokenBucket adds the
-// queue's clock, lazy defaults for the zero value, and time that never
-// goes backwards. Every method that reads the clock has an ...At twin
-// taking the time, so the logic can be used and tested without a clock.
-// Times given to the At twins should not go backwards; a time before the
-// last one seen is treated as equal to it (rate.Limiter alone would
-// credit the gap again once time moved forward).
+// The bucket is kwatch's one token bucket (internal/ratelimit, on
+// golang.org/x/time/rate); TokenBucket adds the queue's clock and lazy
+// defaults for the zero value. Every method that reads the clock has an
+// ...At twin taking the time, so the logic can be used and tested without
+// a clock. Times given to the At twins should not go backwards; a time
+// before the last one seen is treated as equal to it.
 //
 // The zero value is a full bucket with the defaults of BucketOptions on the
 // real clock. A TokenBucket is safe for concurrent use. Most callers want
@@ -54,9 +53,7 @@ type TokenBucket struct {
 	mu sync.Mutex
 	// lim is nil until the first call, which builds it full: the zero
 	// TokenBucket works, and the constructor reads no clock.
-	lim *rate.Limiter
-	// last is the latest time given to lim; earlier times are raised to it.
-	last time.Time
+	lim *ratelimit.Bucket
 }
 
 // NewTokenBucket returns a full token bucket, or an *OptionError when Rate
@@ -88,7 +85,7 @@ func (b *TokenBucket) defaultsLocked() {
 		b.burst = DefaultBucketBurst
 	}
 	b.clock = clockOrReal(b.clock)
-	b.lim = rate.NewLimiter(rate.Limit(b.rate), b.burst) // math.Inf(1) is rate.Inf
+	b.lim = ratelimit.New(b.rate, b.burst) // math.Inf(1): every token free
 }
 
 // Rate returns the refill rate in tokens per second.
@@ -120,11 +117,7 @@ func (b *TokenBucket) ReserveAt(now time.Time) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.defaultsLocked()
-	now = b.forwardLocked(now)
-	// ReserveN waits as long as it takes (its limit is rate.InfDuration),
-	// and one token never exceeds a burst of at least one, so r is ok.
-	r := b.lim.ReserveN(now, 1)
-	return r.DelayFrom(now)
+	return b.lim.ReserveAt(now)
 }
 
 // Tokens is TokensAt(now) on the bucket's clock.
@@ -138,10 +131,7 @@ func (b *TokenBucket) TokensAt(now time.Time) float64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.defaultsLocked()
-	if math.IsInf(b.rate, 1) {
-		return float64(b.burst) // rate.Limiter does not count free tokens
-	}
-	return b.lim.TokensAt(b.forwardLocked(now))
+	return b.lim.TokensAt(now)
 }
 
 // now reads the bucket's clock, outside the lock: a fake clock may call
@@ -152,14 +142,4 @@ func (b *TokenBucket) now() time.Time {
 	c := b.clock
 	b.mu.Unlock()
 	return c.Now()
-}
-
-// forwardLocked returns now, or the latest time seen when now is before
-// it, and remembers it. b.mu must be held.
-func (b *TokenBucket) forwardLocked(now time.Time) time.Time {
-	if now.Before(b.last) {
-		return b.last
-	}
-	b.last = now
-	return now
 }

@@ -15,6 +15,7 @@ import "time"
 type delayed[K comparable] struct {
 	item K
 	at   stamp
+	prio Priority // the priority it is added at when due
 }
 
 // delayState is the heap of waiting keys and the timer that serves it.
@@ -33,14 +34,17 @@ type delayState[K comparable] struct {
 	armedAt stamp
 }
 
-// AddAfter adds item once d has elapsed. If item is already waiting for an
-// earlier time, that time is kept; if for a later time, it moves earlier.
-// A d of zero or less adds at once. After ShutDown it does nothing.
+// AddAfter adds item at normal priority once d has elapsed. If item is
+// already waiting for an earlier time, that time is kept; if for a later
+// time, it moves earlier. A d of zero or less adds at once. After ShutDown
+// it does nothing. AddWith delays at low priority.
 func (q *Queue[K]) AddAfter(item K, d time.Duration) {
-	if d <= 0 {
-		q.Add(item)
-		return
-	}
+	q.AddWith(item, AddOptions{After: d})
+}
+
+// addAfter is AddAfter at priority p, with d > 0. A key already waiting
+// for its time keeps the higher of the two priorities.
+func (q *Queue[K]) addAfter(item K, d time.Duration, p Priority) {
 	now := q.now()
 	at := now + stamp(d)
 	if at < now { // overflow: due at the end of time
@@ -51,7 +55,7 @@ func (q *Queue[K]) AddAfter(item K, d time.Duration) {
 	if q.shuttingDown {
 		return
 	}
-	q.delay.insertLocked(item, at)
+	q.delay.insertLocked(item, at, p)
 	q.armLocked(now)
 }
 
@@ -89,8 +93,8 @@ func (q *Queue[K]) fireDelayed() {
 		addStamp = now
 	}
 	for len(ds.heap) > 0 && ds.heap[0].at <= now {
-		key := ds.popLocked()
-		q.addLocked(key, q.items.hash(key), addStamp)
+		e := ds.popLocked()
+		q.addLocked(e.item, q.items.hash(e.item), addStamp, e.prio)
 	}
 	if len(ds.heap) > 0 {
 		q.armLocked(now)
@@ -110,29 +114,30 @@ func (ds *delayState[K]) stopLocked() {
 // waitingLocked returns the number of keys waiting for their due time.
 func (ds *delayState[K]) waitingLocked() int { return len(ds.heap) }
 
-// insertLocked adds item due at at, keeping an earlier due time if item is
-// already waiting.
-func (ds *delayState[K]) insertLocked(item K, at stamp) {
+// insertLocked adds item due at at with priority p, keeping an earlier
+// due time and a higher priority if item is already waiting.
+func (ds *delayState[K]) insertLocked(item K, at stamp, p Priority) {
 	if i, ok := ds.index[item]; ok {
+		ds.heap[i].prio = max(ds.heap[i].prio, p)
 		if at < ds.heap[i].at {
 			ds.heap[i].at = at
 			ds.up(i)
 		}
 		return
 	}
-	ds.heap = append(ds.heap, delayed[K]{item: item, at: at})
+	ds.heap = append(ds.heap, delayed[K]{item: item, at: at, prio: p})
 	ds.index[item] = len(ds.heap) - 1
 	ds.up(len(ds.heap) - 1)
 }
 
-// popLocked removes and returns the key with the earliest due time.
-func (ds *delayState[K]) popLocked() K {
-	top := ds.heap[0].item
+// popLocked removes and returns the entry with the earliest due time.
+func (ds *delayState[K]) popLocked() delayed[K] {
+	top := ds.heap[0]
 	last := len(ds.heap) - 1
 	ds.swap(0, last)
 	ds.heap[last] = delayed[K]{} // do not keep the key alive
 	ds.heap = ds.heap[:last]
-	delete(ds.index, top)
+	delete(ds.index, top.item)
 	if last > 0 {
 		ds.down(0)
 	}

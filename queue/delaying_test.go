@@ -154,24 +154,34 @@ func TestAddAfterOnRealClockInSynctest(t *testing.T) {
 }
 
 // A randomized check of the heap: keys come out in due order whatever the
-// order and repetition of inserts, with the earliest time per key.
+// order and repetition of inserts, with the earliest time and the highest
+// priority per key.
 func TestDelayHeapProperty(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := range 50 {
 		ds := delayState[int]{index: make(map[int]int)}
 		earliest := map[int]stamp{}
+		highest := map[int]Priority{}
 		for range rng.IntN(200) {
 			k, at := rng.IntN(50), stamp(rng.IntN(1000))
-			ds.insertLocked(k, at)
+			p := Priority(-rng.IntN(2))
+			ds.insertLocked(k, at, p)
 			if old, ok := earliest[k]; !ok || at < old {
 				earliest[k] = at
+			}
+			if old, ok := highest[k]; !ok || p > old {
+				highest[k] = p
 			}
 		}
 		require.Equal(t, len(earliest), ds.waitingLocked(), "round %d: one entry per key", round)
 		last := stamp(-1)
 		for ds.waitingLocked() > 0 {
 			at := ds.heap[0].at
-			k := ds.popLocked()
+			e := ds.popLocked()
+			k := e.item
+			if e.prio != highest[k] {
+				t.Fatalf("round %d: key %d at priority %v, want %v", round, k, e.prio, highest[k])
+			}
 			if at < last {
 				t.Fatalf("round %d: key %d due %d came after %d", round, k, at, last)
 			}

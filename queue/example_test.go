@@ -19,7 +19,7 @@ func ExampleRunner() {
 	var wg sync.WaitGroup
 	wg.Add(3) // three successful reconciles to wait for
 	failedOnce := false
-	reg := metrics.NewRegistry()
+	reg := metrics.NewSet()
 
 	runner, err := queue.NewRunner(queue.RunnerOptions[string]{
 		Workers: 1, // one worker keeps the printed order stable
@@ -74,4 +74,25 @@ func ExampleRunner() {
 	// kwatch_reconcile_total{name="example",result="panic"} 0
 	// kwatch_reconcile_total{name="example",result="requeue"} 0
 	// kwatch_reconcile_total{name="example",result="success"} 3
+}
+
+// Keys of an initial list wait at low priority, so that a change that
+// arrives meanwhile goes first; a low key that changes moves up.
+func ExampleQueue_AddWith() {
+	q := queue.New[string](queue.Options{})
+	for _, k := range []string{"default/a", "default/b", "default/c"} {
+		q.AddWith(k, queue.AddOptions{Priority: queue.PriorityLow}) // from the initial list
+	}
+	q.Add("default/new") // created meanwhile
+	q.Add("default/c")   // changed meanwhile: moves up
+	for q.Len() > 0 {
+		k, p, _ := q.GetWithPriority()
+		fmt.Println(k, p)
+		q.Done(k)
+	}
+	// Output:
+	// default/new normal
+	// default/c normal
+	// default/a low
+	// default/b low
 }

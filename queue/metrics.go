@@ -20,6 +20,12 @@ const (
 	// "requeue" or "panic").
 	MetricReconcile       = "kwatch_reconcile_total"
 	MetricReconcilePanics = "kwatch_reconcile_panics_total"
+	// MetricPriorityDepth and MetricPriorityWait split workqueue_depth and
+	// workqueue_queue_duration_seconds by the lane a key waits in; they
+	// are labelled name and priority ("low" or "normal"). A key that moved
+	// up counts its whole wait, from its first add, as normal.
+	MetricPriorityDepth = "kwatch_workqueue_priority_depth"
+	MetricPriorityWait  = "kwatch_workqueue_priority_wait_seconds"
 )
 
 // queueMetrics are the series of one queue. With metrics off every field is
@@ -30,17 +36,26 @@ type queueMetrics struct {
 	latency metrics.Histogram
 	work    metrics.Histogram
 	retries metrics.Counter
+	// depthBy and waitBy are indexed by Priority.lane: low, normal.
+	depthBy [2]metrics.Gauge
+	waitBy  [2]metrics.Histogram
 }
 
 func newQueueMetrics(p metrics.Provider, name string) queueMetrics {
 	l := metrics.Label{Name: "name", Value: name}
-	return queueMetrics{
+	m := queueMetrics{
 		depth:   p.Gauge(MetricDepth, "Current depth of the workqueue.", l),
 		adds:    p.Counter(MetricAdds, "Total number of adds handled by the workqueue.", l),
 		latency: p.Histogram(MetricQueueDuration, "How long in seconds an item stays in the workqueue before being requested.", metrics.DefaultDurationBuckets, l),
 		work:    p.Histogram(MetricWorkDuration, "How long in seconds processing an item from the workqueue takes.", metrics.DefaultDurationBuckets, l),
 		retries: p.Counter(MetricRetries, "Total number of retries handled by the workqueue.", l),
 	}
+	for _, pr := range []Priority{PriorityLow, PriorityNormal} {
+		pl := metrics.Label{Name: "priority", Value: pr.String()}
+		m.depthBy[pr.lane()] = p.Gauge(MetricPriorityDepth, "Current depth of the workqueue by priority.", l, pl)
+		m.waitBy[pr.lane()] = p.Histogram(MetricPriorityWait, "How long in seconds an item waits in the workqueue before being requested, by the priority it was handed out at.", metrics.DefaultDurationBuckets, l, pl)
+	}
+	return m
 }
 
 // seconds converts a duration to float seconds for a metric.

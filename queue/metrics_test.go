@@ -12,14 +12,14 @@ import (
 )
 
 // samples scrapes r into a map from `name{labels}` to value.
-func samples(t *testing.T, r *metrics.Registry) map[string]float64 {
+func samples(t *testing.T, r *metrics.Set) map[string]float64 {
 	t.Helper()
 	return metricstest.Scrape(t, r)
 }
 
 func TestQueueMetrics(t *testing.T) {
 	clock := newFakeClock()
-	reg := metrics.NewRegistry()
+	reg := metrics.NewSet()
 	q := NewRateLimited(RateLimitedOptions[string]{Options: Options{Name: "pods", Clock: clock, Metrics: reg}})
 	const l = `{name="pods"}`
 

@@ -18,8 +18,15 @@ type Options struct {
 	// the real clock.
 	Clock Clock
 	// Metrics receives the queue's workqueue_* series. Nil means
-	// metrics.Noop, and then the queue reads no clock on Add, Get or Done.
+	// metrics.Noop, and then the queue reads no clock on Add, Get or Done
+	// of normal-priority keys.
 	Metrics metrics.Provider
+	// MaxLowWait bounds how long a low-priority key waits while
+	// normal-priority keys keep coming: once the oldest low key has been
+	// ready this long, Get hands it out before any normal key. Zero means
+	// DefaultMaxLowWait; a negative value is treated as zero (NewRunner
+	// refuses it).
+	MaxLowWait time.Duration
 }
 
 // itemState is where a key is in the queue. A key that is neither ready
@@ -37,10 +44,13 @@ const (
 	stateRequeue
 )
 
-// mark is what the queue records for a key that is ready or being
-// processed: the ticket of the key's latest push to ready, shifted left
-// by one, with the low bit set when the key was added again while being
-// processed. Tickets number the pushes from 1, so a mark is never zero.
+// mark is what the queue records for a key that is ready at normal
+// priority or being processed: the ticket of the key's latest push to
+// ready, shifted left by two, with bit 0 set when the key was added again
+// while being processed and bit 1 set when every such add was at low
+// priority. Tickets number the pushes from 2 (gets starts at 1), and a key
+// handed out from the low lane gets the ticket gets, so a mark is never
+// zero.
 //
 // The mark encodes the key's state without Get having to update it: a key
 // is queued while Get has handed out fewer keys than its ticket, and
@@ -49,16 +59,35 @@ const (
 type mark uint64
 
 // queuedAt returns the mark of a key pushed to ready with ticket t.
-func queuedAt(t uint64) mark { return mark(t << 1) }
+func queuedAt(t uint64) mark { return mark(t << 2) }
 
 // ticket returns the ticket of the key's latest push to ready.
-func (m mark) ticket() uint64 { return uint64(m >> 1) }
+func (m mark) ticket() uint64 { return uint64(m >> 2) }
 
 // requeued reports whether the key was added while being processed.
 func (m mark) requeued() bool { return m&1 != 0 }
 
-// withRequeue returns m with the re-added bit set.
-func (m mark) withRequeue() mark { return m | 1 }
+// requeuePriority is the priority Done queues a requeued key at: the
+// highest of the adds while it was processed.
+func (m mark) requeuePriority() Priority {
+	if m&2 != 0 {
+		return PriorityLow
+	}
+	return PriorityNormal
+}
+
+// withRequeue returns m with the re-added bit set by an add at p.
+func (m mark) withRequeue(p Priority) mark {
+	switch {
+	case !m.requeued() && p == PriorityLow:
+		return m | 3
+	case !m.requeued():
+		return m | 1
+	case p == PriorityNormal:
+		return m &^ 2 // a normal add wins over earlier low ones
+	}
+	return m
+}
 
 // stamp is a point in time as nanoseconds since the queue's epoch: a
 // quarter of the size of a time.Time in the queue's maps and heap.
@@ -106,11 +135,16 @@ type Queue[K comparable] struct {
 	// dedup and the exclusivity checks. Add and Done hash their key before
 	// taking mu; Get does not touch items.
 	items table[K]
-	// ready holds the keys waiting for Get, oldest first: exactly the keys
-	// whose state is queued, each once.
+	// ready holds the normal-priority keys waiting for Get, oldest first:
+	// exactly the keys in items whose state is queued, each once.
 	ready ring[K]
-	// gets counts the keys Get has handed out. The key pushed to ready
-	// with ticket t has been handed out once gets >= t.
+	// low holds the low-priority keys waiting for Get (priority.go); they
+	// are not in items. A key is in at most one of items and low.
+	low lowLane[K]
+	// maxLowWait is Options.MaxLowWait as a stamp difference.
+	maxLowWait stamp
+	// gets is 1 plus the number of keys Get has handed out from ready. The
+	// key pushed to ready with ticket t has been handed out once gets >= t.
 	gets uint64
 	// processing counts the keys in state processing or requeue.
 	processing int
@@ -135,6 +169,11 @@ func New[K comparable](opts Options) *Queue[K] {
 		name:  opts.Name,
 		clock: clockOrReal(opts.Clock),
 		items: newTable[K](),
+		gets:  1,
+	}
+	q.maxLowWait = stamp(opts.MaxLowWait)
+	if q.maxLowWait <= 0 {
+		q.maxLowWait = stamp(DefaultMaxLowWait)
 	}
 	if q.name == "" {
 		q.name = "default"
@@ -169,32 +208,48 @@ func (q *Queue[K]) metricsNow() stamp {
 	return 0
 }
 
-// Add marks item as needing processing. It does nothing if item is already
-// waiting or the queue is shutting down. If item is being processed it is
-// queued again when Done is called for it.
+// Add marks item as needing processing, at normal priority. It does
+// nothing if item is already waiting at normal priority or the queue is
+// shutting down; a key waiting at low priority moves up. If item is being
+// processed it is queued again when Done is called for it.
 func (q *Queue[K]) Add(item K) {
 	h := q.items.hash(item)
 	now := q.metricsNow()
 	q.mu.Lock()
-	q.addLocked(item, h, now)
+	q.addLocked(item, h, now, PriorityNormal)
 	q.mu.Unlock()
 }
 
-// addLocked is Add with q.mu held; h is the hash of item in q.items and
-// now the add time for metrics.
-func (q *Queue[K]) addLocked(item K, h uint64, now stamp) {
+// addLocked is AddWith with q.mu held; h is the hash of item in q.items,
+// now the add time for metrics and p the priority, clamped.
+func (q *Queue[K]) addLocked(item K, h uint64, now stamp, p Priority) {
 	if q.shuttingDown {
 		return
 	}
 	i, found := q.items.find(item, h)
 	switch {
-	case !found:
+	case found && q.stateOf(q.items.mark(i)) == stateQueued:
+		return // already waiting at normal priority: deduplicated
+	case found:
+		m := q.items.mark(i)
+		q.items.setMark(i, m.withRequeue(p)) // Done moves it to ready
+		if m.requeued() {
+			return // already to be requeued: deduplicated
+		}
+	case q.low.len() > 0 && q.low.has(item):
+		if p == PriorityLow {
+			return // already waiting at low priority: deduplicated
+		}
+		q.moveUpLocked(item, i, h)
+		return
+	case p == PriorityLow:
+		if !q.metricsOn {
+			now = q.now() // aging needs the time even without metrics
+		}
+		q.pushLowLocked(item, now)
+	default:
 		m := q.pushLocked(item)
 		q.items.insertAt(i, item, h, m)
-	case q.stateOf(q.items.mark(i)) == stateProcessing:
-		q.items.setMark(i, q.items.mark(i).withRequeue()) // Done moves it to ready
-	default:
-		return // already waiting: deduplicated
 	}
 	q.m.adds.Inc()
 	if q.metricsOn {
@@ -214,11 +269,22 @@ func (q *Queue[K]) stateOf(m mark) itemState {
 	}
 }
 
+// moveUpLocked moves item, waiting at low priority, to the normal lane;
+// i is the slot find returned for it (absent) in items. Its add time, for
+// the wait metrics, stays the first add's.
+func (q *Queue[K]) moveUpLocked(item K, i int, h uint64) {
+	q.low.removeLocked(item)
+	q.m.depth.Dec()
+	q.m.depthBy[PriorityLow.lane()].Dec()
+	q.items.insertAt(i, item, h, q.pushLocked(item))
+}
+
 // pushLocked appends item to ready, wakes one Get and returns the mark of
 // a key queued by this push. q.mu must be held.
 func (q *Queue[K]) pushLocked(item K) mark {
 	q.ready.push(item)
 	q.m.depth.Inc()
+	q.m.depthBy[PriorityNormal.lane()].Inc()
 	if q.waiters > 0 {
 		q.cond.Signal()
 	}
@@ -228,30 +294,12 @@ func (q *Queue[K]) pushLocked(item K) mark {
 // Get blocks until a key is ready or the queue is shut down, and hands the
 // key out for processing. The caller must call Done(key) when finished.
 // shutdown is true only when the queue is shut down and no key is ready;
-// keys already ready at shutdown are still handed out.
+// keys already ready at shutdown are still handed out. Normal-priority
+// keys go first, in the order they were queued; low-priority ones when no
+// normal key is ready or once the oldest has waited Options.MaxLowWait.
 func (q *Queue[K]) Get() (item K, shutdown bool) {
-	q.mu.Lock()
-	for q.ready.len() == 0 && !q.shuttingDown {
-		q.waiters++
-		q.cond.Wait()
-		q.waiters--
-	}
-	if q.ready.len() == 0 {
-		q.mu.Unlock()
-		return item, true
-	}
-	item = q.ready.pop()
-	q.gets++ // item's state is now processing
-	q.processing++
-	if q.metricsOn {
-		now := q.now()
-		q.m.depth.Dec()
-		q.m.latency.Observe(seconds(time.Duration(now - q.addedAt[item])))
-		delete(q.addedAt, item)
-		q.startedAt[item] = now
-	}
-	q.mu.Unlock()
-	return item, false
+	item, _, shutdown = q.GetWithPriority()
+	return item, shutdown
 }
 
 // Done marks item as processed. If it was added while being processed it
@@ -270,7 +318,12 @@ func (q *Queue[K]) Done(item K) {
 	case stateProcessing:
 		q.items.deleteAt(i)
 	case stateRequeue:
-		q.items.setMark(i, q.pushLocked(item))
+		if q.items.mark(i).requeuePriority() == PriorityLow {
+			q.items.deleteAt(i)
+			q.pushLowLocked(item, q.now())
+		} else {
+			q.items.setMark(i, q.pushLocked(item))
+		}
 	default:
 		q.mu.Unlock()
 		return // ready, not being processed
@@ -287,12 +340,12 @@ func (q *Queue[K]) Done(item K) {
 	q.mu.Unlock()
 }
 
-// Len returns the number of keys ready for Get. Keys being processed and
-// keys waiting for an AddAfter delay are not counted.
+// Len returns the number of keys ready for Get, at either priority. Keys
+// being processed and keys waiting for an AddAfter delay are not counted.
 func (q *Queue[K]) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.ready.len()
+	return q.ready.len() + q.low.len()
 }
 
 // ShutDown makes the queue ignore further adds, drops the keys waiting for

@@ -34,11 +34,19 @@ func NewRateLimited[K comparable](opts RateLimitedOptions[K]) *RateLimitedQueue[
 // counts a retry in workqueue_retries_total. After ShutDown it does
 // nothing, and the limiter does not count the retry.
 func (q *RateLimitedQueue[K]) AddRateLimited(item K) {
+	q.AddRateLimitedWith(item, AddOptions{})
+}
+
+// AddRateLimitedWith is AddRateLimited at opts.Priority: a worker passes
+// the priority GetWithPriority gave, so that a retried key keeps it. The
+// key waits the longer of opts.After and the rate limiter's wait.
+func (q *RateLimitedQueue[K]) AddRateLimitedWith(item K, opts AddOptions) {
 	if q.ShuttingDown() {
 		return
 	}
 	q.m.retries.Inc()
-	q.AddAfter(item, q.limiter.When(item))
+	opts.After = max(opts.After, q.limiter.When(item))
+	q.AddWith(item, opts)
 }
 
 // Forget tells the rate limiter that item is done being retried, so its

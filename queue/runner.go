@@ -89,6 +89,9 @@ func NewRunner[K comparable](opts RunnerOptions[K]) (*Runner[K], error) {
 	if opts.Workers < 0 {
 		return nil, optionErrorf("RunnerOptions.Workers", "must be >= 0, got %d", opts.Workers)
 	}
+	if opts.Queue.MaxLowWait < 0 {
+		return nil, optionErrorf("RunnerOptions.Queue.MaxLowWait", "must be >= 0, got %v", opts.Queue.MaxLowWait)
+	}
 	if opts.DrainTimeout < 0 {
 		return nil, optionErrorf("RunnerOptions.DrainTimeout", "must be >= 0, got %v", opts.DrainTimeout)
 	}
@@ -116,9 +119,15 @@ func NewRunner[K comparable](opts RunnerOptions[K]) (*Runner[K], error) {
 	return r, nil
 }
 
-// Add queues key for reconciling. It is safe from any goroutine, before
-// and during Run; after Run has returned it does nothing.
+// Add queues key for reconciling at normal priority. It is safe from any
+// goroutine, before and during Run; after Run has returned it does
+// nothing.
 func (r *Runner[K]) Add(key K) { r.q.Add(key) }
+
+// AddWith queues key as opts says: PriorityLow for a key that only
+// confirms known state (an initial list, a resync), so that changes go
+// first. The key keeps that priority across its retries and requeues.
+func (r *Runner[K]) AddWith(key K, opts AddOptions) { r.q.AddWith(key, opts) }
 
 // AddAfter queues key for reconciling once d has elapsed.
 func (r *Runner[K]) AddAfter(key K, d time.Duration) { r.q.AddAfter(key, d) }
@@ -171,7 +180,7 @@ func (r *Runner[K]) Run(ctx context.Context) error {
 // Once stop has ended it hands back the keys it still gets unprocessed.
 func (r *Runner[K]) work(stop, workCtx context.Context) {
 	for {
-		key, shutdown := r.q.Get()
+		key, prio, shutdown := r.q.GetWithPriority()
 		if shutdown {
 			return
 		}
@@ -179,31 +188,36 @@ func (r *Runner[K]) work(stop, workCtx context.Context) {
 			r.q.Done(key) // stopping: keys not yet started are dropped
 			continue
 		}
-		r.handle(workCtx, key)
+		r.handle(workCtx, key, prio)
 		r.q.Done(key)
 	}
 }
 
 // handle reconciles key once and schedules what follows: a retry after an
 // error or panic, a requeue, or forgetting its backoff after success.
-func (r *Runner[K]) handle(ctx context.Context, key K) {
+// Retries and requeues keep prio, the priority key was handed out at
+// (controller-runtime's #3157: there a retried initial-list key jumped
+// ahead of changes).
+func (r *Runner[K]) handle(ctx context.Context, key K, prio Priority) {
 	res, panicked, err := r.call(ctx, key)
+	again := AddOptions{Priority: prio}
 	switch {
 	case panicked:
 		r.results[resultPanic].Inc()
 		r.panics.Inc()
-		r.q.AddRateLimited(key)
+		r.q.AddRateLimitedWith(key, again)
 	case err != nil:
 		r.results[resultError].Inc()
 		r.log.Error("reconcile failed", "queue", r.q.Name(), "key", key, "error", err)
-		r.q.AddRateLimited(key)
+		r.q.AddRateLimitedWith(key, again)
 	case res.RequeueAfter > 0:
 		r.results[resultRequeue].Inc()
 		r.q.Forget(key)
-		r.q.AddAfter(key, res.RequeueAfter)
+		again.After = res.RequeueAfter
+		r.q.AddWith(key, again)
 	case res.Requeue:
 		r.results[resultRequeue].Inc()
-		r.q.AddRateLimited(key)
+		r.q.AddRateLimitedWith(key, again)
 	default:
 		r.results[resultSuccess].Inc()
 		r.q.Forget(key)

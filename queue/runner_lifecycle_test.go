@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kwatch/kwatch/internal/testutil"
+	"github.com/kwatch/kwatch/internal/rig/testutil"
 )
 
 func TestRunnerDrainsInFlightWorkAndDropsTheRest(t *testing.T) {

@@ -72,7 +72,7 @@ func startRunner[K comparable](r *Runner[K]) (stop func() error) {
 func TestRunnerReconcilesKeysAddedBeforeRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := newRecorder()
-		reg := metrics.NewRegistry()
+		reg := metrics.NewSet()
 		r, err := NewRunner(RunnerOptions[string]{
 			Reconcile: func(_ context.Context, key string) (Result, error) { rec.record(key); return Result{}, nil },
 			Queue:     RateLimitedOptions[string]{Options: Options{Name: "pods", Metrics: reg}},
@@ -132,7 +132,7 @@ func TestRunnerOutcomes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				rec := newRecorder()
-				reg := metrics.NewRegistry()
+				reg := metrics.NewSet()
 				r, err := NewRunner(RunnerOptions[string]{
 					Reconcile: func(_ context.Context, key string) (Result, error) {
 						if n := rec.record(key); n <= len(tt.results) {
@@ -168,7 +168,7 @@ func TestRunnerOutcomes(t *testing.T) {
 func TestRunnerLogsPanicWithKeyAndStack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var logs syncBuffer
-		reg := metrics.NewRegistry()
+		reg := metrics.NewSet()
 		calls := 0
 		r, err := NewRunner(RunnerOptions[string]{
 			Reconcile: func(context.Context, string) (Result, error) {

@@ -14,6 +14,9 @@ func stateOfKey[K comparable](q *Queue[K], k K) itemState {
 	defer q.mu.Unlock()
 	i, found := q.items.find(k, q.items.hash(k))
 	if !found {
+		if q.low.has(k) {
+			return stateQueued
+		}
 		return 0
 	}
 	return q.stateOf(q.items.mark(i))

@@ -6,7 +6,6 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"strconv"
-	"time"
 
 	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/leader"
@@ -41,21 +40,13 @@ type Config struct {
 	// same keys. Required.
 	Identity string
 
-	// LeaseDuration is how long the other members wait, from when they
-	// saw this member's Lease change, before they judge it dead and take
-	// its keys. A whole number of seconds; zero means
-	// leader.DefaultLeaseDuration (15 s).
-	LeaseDuration time.Duration
-	// RenewDeadline is how long this member goes on reconciling without
-	// a successful renew, from the start of its last successful one;
-	// then it fences itself: it stops starting reconciles, cancels the
-	// ones in flight and Run returns ErrFenced. It must be less than
-	// LeaseDuration. Zero means leader.DefaultRenewDeadline (10 s).
-	RenewDeadline time.Duration
-	// RetryPeriod is the pause between rounds (list the ring's Leases,
-	// renew this member's). It must be less than RenewDeadline. Zero
-	// means leader.DefaultRetryPeriod (2 s).
-	RetryPeriod time.Duration
+	// Timing are the durations of this member's Lease, as an election's
+	// (leader.Timing): the others take its keys LeaseDuration after they
+	// saw its Lease change; past RenewDeadline without a successful renew
+	// it fences itself (it stops starting reconciles, cancels the ones in
+	// flight and Run returns ErrFenced); it lists the ring's Leases and
+	// renews its own every RetryPeriod. The zero Timing is the defaults.
+	leader.Timing
 	// VirtualNodes is the number of ring points per member; zero means
 	// DefaultVirtualNodes.
 	VirtualNodes int
@@ -100,27 +91,12 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Namespace == "" {
 		c.Namespace = "default"
 	}
-	if c.LeaseDuration == 0 {
-		c.LeaseDuration = leader.DefaultLeaseDuration
-	}
-	if c.RenewDeadline == 0 {
-		c.RenewDeadline = leader.DefaultRenewDeadline
-	}
-	if c.RetryPeriod == 0 {
-		c.RetryPeriod = leader.DefaultRetryPeriod
-	}
 	if c.VirtualNodes <= 0 {
 		c.VirtualNodes = DefaultVirtualNodes
 	}
-	switch {
-	case c.LeaseDuration < time.Second || c.LeaseDuration%time.Second != 0:
-		return c, fmt.Errorf("shard: Config.LeaseDuration %v must be a whole number of seconds, at least 1s (it is written to leaseDurationSeconds)", c.LeaseDuration)
-	case c.RenewDeadline <= 0 || c.RetryPeriod <= 0:
-		return c, fmt.Errorf("shard: Config.RenewDeadline %v and RetryPeriod %v must be positive", c.RenewDeadline, c.RetryPeriod)
-	case c.RenewDeadline >= c.LeaseDuration:
-		return c, fmt.Errorf("shard: Config.RenewDeadline %v must be less than LeaseDuration %v", c.RenewDeadline, c.LeaseDuration)
-	case c.RetryPeriod >= c.RenewDeadline:
-		return c, fmt.Errorf("shard: Config.RetryPeriod %v must be less than RenewDeadline %v", c.RetryPeriod, c.RenewDeadline)
+	var err error
+	if c.Timing, err = c.Timing.WithDefaults(); err != nil {
+		return c, fmt.Errorf("shard: Config.%w", err)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

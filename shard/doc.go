@@ -24,18 +24,52 @@
 //     clock; a released Lease (holderIdentity "") is out at once. Remote
 //     renewTimes are never compared with the local clock. A Lease that
 //     vanishes keeps its last observation, so deleting one does not
-//     shorten the wait.
+//     shorten the wait of the members that saw it.
 //   - A member that cannot renew within RenewDeadline of the start of its
-//     last successful round fences itself: Begin refuses every key from
-//     that instant, the contexts of reconciles in flight are cancelled,
-//     and Run returns ErrFenced. As in package leader, the others cannot
-//     judge it dead before LeaseDuration after they saw that renew, so a
-//     fenced member has stopped LeaseDuration - RenewDeadline (5 s)
-//     before its keys move, provided clock rates differ by less than
-//     LeaseDuration/RenewDeadline and reconciles return within that
-//     margin once their context is cancelled.
-//   - Leases released, or unchanged for two lease durations, are deleted
-//     by the other members (guarded by their resourceVersion).
+//     last successful round fences itself: its leader.Term ends, so
+//     Begin and BeginWrite refuse every key from that instant (by the
+//     clock at each call) and the contexts of reconciles in flight are
+//     cancelled by the term's timer, whatever Run's goroutine is doing;
+//     then Run returns ErrFenced (which kube.IsFenced also matches). As
+//     in package leader, the others cannot judge it dead before
+//     LeaseDuration after they saw that renew, so a fenced member has
+//     stopped LeaseDuration - RenewDeadline (5 s) before its keys move,
+//     provided clock rates differ by less than LeaseDuration/RenewDeadline
+//     and reconciles return within that margin once their context is
+//     cancelled. Package controller also refuses their writes from that
+//     instant (BeginWrite), so one that ignores its context cannot write;
+//     a write already on the wire is covered by the same margin.
+//   - Writes for a key that moves without a fence: BeginWrite allows a
+//     write only while its key is in flight here (a Begin or BeginWrite
+//     without its done) or may start here, and holds the key's handover until the write
+//     returned, as a reconcile does; so the new owner's barrier passes
+//     only after the old owner's writes for the key came back. A write
+//     that came back without a known outcome (no answer, a 500, 502, 503 or 504:
+//     its done says so) or was cut off (by the term's end or its own
+//     deadline) may still be applied by the server after that: such a
+//     cut (leader.Term.Hold) keeps the key in flight until
+//     LeaseDuration - RenewDeadline after it, the margin a write on its
+//     way has when a term lapses, and a member leaving the ring waits
+//     the same after its last cut before it releases its Lease.
+//   - A member whose own Lease shows holderIdentity "" after it has
+//     written it (a hand edit, or a twin process with its identity
+//     stopping) fences at its next round instead of taking the Lease
+//     back, as package leader does: the others count it out at once.
+//   - The other members delete a Lease released or dead once it has been
+//     unchanged for two lease durations since they saw it change (guarded
+//     by its resourceVersion). A released Lease is left that
+//     long, not deleted at once, so that every member reads the release:
+//     one that never saw it keeps its last observation and would wait a
+//     whole lease duration, and the ring's barrier with it.
+//
+// Deleting a member's Lease by hand voids the guarantee for the members
+// that never saw that Lease (one that joins after the delete, or had not
+// listed it since it was created): they count the member out while it
+// still reconciles, until its next renew finds the Lease gone and fences
+// it (within about one retry period). Releasing it by hand does the same
+// for every member, which counts it out at once: it fences at its next
+// round, while the others need two rounds of their own to pass a barrier
+// without it, a race it usually but not always wins.
 //
 // # Assignment
 //
@@ -91,9 +125,11 @@
 //
 // A process restarted with the identity it had (a StatefulSet pod's
 // name, say) takes its old Lease over and, as the others never saw it
-// leave, owns its old keys again after one barrier: safe only if the old
-// process is really gone, which is why Identity must be unique per
-// process, as for package leader.
+// leave, owns its old keys again: it passes no barrier until the margin
+// (LeaseDuration - RenewDeadline) after it first saw that Lease, so a
+// write the old process had on its way when it died lands first. This
+// is safe only if the old process is really gone, which is why Identity
+// must be unique per process, as for package leader.
 //
 // A reconcile that never returns holds its key's handover, and so the
 // barrier of every ring after it, forever: reconciles must honour their
@@ -109,28 +145,32 @@
 //     keeps every object, so the API server's watch fan-out and each
 //     replica's decode CPU and memory do not fall with N; only the
 //     reconcile work does.
-//   - Label (Config.Mode = Label; package controller does it): the
-//     owning replica labels each primary object LabelKey(ring)=<identity>
-//     and each replica watches the objects labelled with its identity
-//     plus the unlabelled ones (two label-selected informers), so the API
-//     server's fan-out and each replica's decode work for the primary
-//     resource fall with N. Before the first reconcile of a key on a
-//     replica, its object must be in that replica's labelled cache: the
-//     replica labels an unlabelled object, reads a moved one live (it is
-//     labelled for the old owner, so it is not cached here) and relabels
-//     it, guarded by the resourceVersion read, and reconciles once the
-//     label's event arrives; only an object the server answers 404 for
-//     is reconciled uncached (it is gone). After each passed barrier the
-//     replica lists the objects labelled for other members to find the
-//     ones it gained (a dead member's included), since its cache cannot
-//     show them. The costs: a write per object that moves, a list of the
-//     others' objects per handover, a delay of one watch event before a
-//     moved key's first reconcile, and owned objects (Owns) still watched
-//     in full. Reconciles must read the primary through the labelled
-//     cache (controller.Manager.ShardScope), not an unscoped one. Labels
-//     decide only what is cached: which replica may reconcile a key is
-//     still the gate's decision, so a stale label can delay a reconcile
-//     but never let two replicas run one key.
+//   - Label (Config.Mode = Label; package controller does it): the owning
+//     replica labels each primary object LabelKey(ring)=<identity> and
+//     each replica watches the objects labelled with its identity plus the
+//     unlabelled ones (two label-selected informers), so the API server's
+//     fan-out and each replica's decode work for the primary resource fall
+//     with N. Before the first reconcile of a key on a replica, its object
+//     must be in that replica's labelled cache: the replica labels an
+//     unlabelled object, reads a moved one live (it is labelled for the
+//     old owner, so it is not cached here) and relabels it, guarded by the
+//     resourceVersion read, and reconciles once the label's event arrives;
+//     only an object the server does not show in the controller's scope is
+//     reconciled uncached (it is gone, or it is an owner outside the scope
+//     whose key came from Owns: that one is reconciled as in Filter mode
+//     and never labelled; the server judges the scope, namespace, label
+//     and field selectors alike). After each passed barrier the replica
+//     lists the objects labelled for other members to find the ones it
+//     gained (a dead member's included), since its cache cannot show them;
+//     once per barrier, even one that brings back a ring seen before, and
+//     again with backoff while that list fails. The costs: a write per
+//     object that moves, a list of the others' objects per handover, a
+//     delay of one watch event before a moved key's first reconcile, and
+//     owned objects (Owns) still watched in full. Reconciles must read the
+//     primary through the labelled cache (controller.Manager.ShardScope),
+//     not an unscoped one. Labels decide only what is cached: which
+//     replica may reconcile a key is still the gate's decision, so a stale
+//     label can delay a reconcile but never let two replicas run one key.
 //
 // # Goroutines and metrics
 //

@@ -4,31 +4,23 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 
-	"github.com/kwatch/kwatch/internal/sim"
 	"github.com/kwatch/kwatch/kube"
+	"github.com/kwatch/kwatch/kwatchtest"
 	"github.com/kwatch/kwatch/shard"
 )
 
-// A replica joins a ring on the simulated API server, waits until the
-// handover barrier lets it reconcile, checks a key before reconciling
-// it, and leaves (releasing its Lease) when its context ends.
+// A replica joins a ring on the simulated API server (kwatchtest), waits
+// until the handover barrier lets it reconcile, checks a key before
+// reconciling it, and leaves (releasing its Lease) when its context ends.
 func Example() {
-	srv, err := sim.New(sim.Options{})
+	srv, err := kwatchtest.Serve(context.Background(), kwatchtest.Options{})
 	if err != nil {
 		panic(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	serveCtx, stopServer := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(serveCtx, ln) }()
-	defer func() { stopServer(); <-served }()
+	defer srv.Close()
 
-	c, err := kube.NewClient(&kube.Config{Host: "http://" + ln.Addr().String()})
+	c, err := kube.NewClient(srv.Config())
 	if err != nil {
 		panic(err)
 	}

@@ -41,6 +41,11 @@ type gate struct {
 	published *Ring
 	held      []*Ring
 	fenced    bool
+	// settles counts the barriers passed (settle returning true). A ring
+	// whose members leave and come back has the version it had before;
+	// this count still moves, so a caller can tell a new handover from
+	// the last one.
+	settles uint64
 	// unsure is true from a failed write of this member's Lease until
 	// the next successful one. A failed write may still land (its
 	// response was lost, or it is applied late); until a later write
@@ -107,6 +112,7 @@ func (g *gate) settle(adopted map[string]string) bool {
 		return false
 	}
 	g.held = []*Ring{g.target}
+	g.settles++
 	return true
 }
 

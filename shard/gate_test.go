@@ -193,3 +193,27 @@ func TestDrained(t *testing.T) {
 	require.True(t, drained("a", ab, map[string]int{mine: 2}))
 	require.False(t, drained("a", ab, map[string]int{mine: 1, theirs: 1}))
 }
+
+// TestGateSettlesCountsEveryHandover: the ring {a,b} settles, becomes
+// {a,b,c} and settles, then {a,b} again with its old version: each
+// barrier counts, so the last is told from the first.
+func TestGateSettlesCountsEveryHandover(t *testing.T) {
+	s := NewRing([]string{"a", "b"}, 0)
+	r := NewRing([]string{"a", "b", "c"}, 0)
+	g := settledGate("a", s)
+	first := g.settles
+	for _, ring := range []*Ring{r, s} {
+		g.retarget(ring)
+		g.attempt(ring)
+		g.confirm(ring)
+		adopted := map[string]string{}
+		for _, m := range ring.Members() {
+			adopted[m] = ring.Version()
+		}
+		require.True(t, g.settle(adopted))
+	}
+	require.Equal(t, s.Version(), g.settledVersion(), "the version is the first one again")
+	require.Equal(t, first+2, g.settles)
+	require.False(t, g.settle(map[string]string{"a": s.Version(), "b": s.Version()}), "no new handover")
+	require.Equal(t, first+2, g.settles)
+}

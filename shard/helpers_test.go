@@ -14,84 +14,48 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kwatch/kwatch/internal/sim"
-	"github.com/kwatch/kwatch/internal/testutil"
+	"github.com/kwatch/kwatch/internal/rig/memcluster"
+	"github.com/kwatch/kwatch/internal/rig/sim"
 	"github.com/kwatch/kwatch/kube"
 )
 
 // These helpers run one simulated API server and several members inside
 // a testing/synctest bubble. Each member reaches the server over its own
-// MemNet, so a test can cut one member off while the others go on.
+// link (memcluster), so a test can cut one member off while the others go on.
 
 const testNS = "demo"
 
 type cluster struct {
+	*memcluster.Cluster
 	t   *testing.T
 	srv *sim.Server
 }
 
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
-	srv, err := sim.New(sim.Options{})
-	require.NoError(t, err)
-	return &cluster{t: t, srv: srv}
+	mc := memcluster.New(t)
+	return &cluster{Cluster: mc, t: t, srv: mc.Server}
 }
 
 // link is one member's network path to the server.
 type link struct {
-	t    *testing.T
-	net  *testutil.MemNet
-	addr string
-	h    http.Handler
-
-	mu sync.Mutex
-	ln *testutil.MemListener // guarded by mu
+	*memcluster.Link
 	// lose, while positive, has the server apply that many more Lease
 	// updates but the response never reach the member.
 	lose atomic.Int32
 }
 
 func (c *cluster) connect(name string) (*kube.Client, *link) {
-	t := c.t
-	t.Helper()
-	l := &link{t: t, net: &testutil.MemNet{}, addr: name + ":80", h: c.srv.Handler()}
-	l.serve()
-	tr := l.net.Transport()
-	kc, err := kube.NewClient(&kube.Config{Host: "http://" + l.addr, Transport: tr})
-	require.NoError(t, err)
-	t.Cleanup(tr.CloseIdleConnections)
-	return kc, l
-}
-
-func (l *link) serve() {
-	ln, err := l.net.Listen(l.addr)
-	require.NoError(l.t, err)
-	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	kc, ml := c.Connect(name)
+	l := &link{Link: ml}
+	ml.SetIntercept(func(w http.ResponseWriter, r *http.Request, next http.Handler) {
 		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/leases/") && l.lose.Add(-1) >= 0 {
-			l.h.ServeHTTP(httptest.NewRecorder(), r) // applied...
-			panic(http.ErrAbortHandler)              // ...but the answer is lost
+			next.ServeHTTP(httptest.NewRecorder(), r) // applied...
+			panic(http.ErrAbortHandler)               // ...but the answer is lost
 		}
-		l.h.ServeHTTP(w, r)
-	})}
-	done := make(chan struct{})
-	go func() { _ = hs.Serve(ln); close(done) }()
-	l.mu.Lock()
-	l.ln = ln
-	l.mu.Unlock()
-	l.t.Cleanup(func() {
-		_ = hs.Close()
-		<-done
+		next.ServeHTTP(w, r)
 	})
-}
-
-// partition cuts the member off: new connections are refused, open ones
-// are closed.
-func (l *link) partition() {
-	l.mu.Lock()
-	ln := l.ln
-	l.mu.Unlock()
-	_ = ln.Close()
-	l.net.CutAll()
+	return kc, l
 }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

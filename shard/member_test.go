@@ -127,7 +127,7 @@ func TestPartitionedMemberFencesBeforeOthersTakeOver(t *testing.T) {
 		w, stopWatch := c.watchOverlap(all, keys, 50*time.Millisecond)
 
 		cut := time.Now()
-		a.link.partition()
+		a.link.Partition(false)
 		var fenced, taken time.Duration
 		for fenced == 0 || taken == 0 {
 			time.Sleep(50 * time.Millisecond)
@@ -188,7 +188,7 @@ func TestFenceCancelsInFlight(t *testing.T) {
 		ctx, done, ok := a.m.Begin(context.Background(), "demo/x")
 		require.True(t, ok)
 		cut := time.Now()
-		a.link.partition()
+		a.link.Partition(false)
 		<-ctx.Done()
 		require.LessOrEqual(t, time.Since(cut), leader.DefaultRenewDeadline)
 		done()
@@ -238,7 +238,7 @@ func TestTwoChangesAtOnce(t *testing.T) {
 		waitSettled(t, members, 3)
 		w, stopWatch := c.watchOverlap(members, keys, 50*time.Millisecond)
 		cut := all[2]
-		cut.link.partition()
+		cut.link.Partition(false)
 		d := c.run("d", nil)
 		mu.Lock()
 		all = append(all, d)

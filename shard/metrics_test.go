@@ -16,7 +16,7 @@ import (
 func TestMetrics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newCluster(t)
-		reg := metrics.NewRegistry()
+		reg := metrics.NewSet()
 		a := c.run("a", func(cfg *Config) { cfg.Metrics = reg })
 		time.Sleep(3 * time.Second)
 		synctest.Wait()

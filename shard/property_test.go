@@ -57,7 +57,7 @@ func randomMembership(t *testing.T, seed uint64) {
 			mu.Unlock()
 		default:
 			i := rng.IntN(len(ms))
-			ms[i].link.partition() // keeps owning until it fences; stays in the watch
+			ms[i].link.Partition(false) // keeps owning until it fences; stays in the watch
 			go func() {
 				time.Sleep(time.Minute)
 				_ = ms[i].stop()

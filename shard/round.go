@@ -31,7 +31,7 @@ import (
 // A nil error means the Lease was renewed. Errors wrapping ErrFenced end
 // the member: the Lease is gone or held by another identity.
 func (m *Member) round(ctx context.Context, start time.Time) error {
-	page, err := m.leases.List(ctx, m.cfg.Namespace, watch.ListOptions{LabelSelector: RingLabel + "=" + m.cfg.Ring})
+	page, err := m.leases.List(ctx, kube.Scope{Namespace: m.cfg.Namespace, LabelSelector: RingLabel + "=" + m.cfg.Ring}, watch.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("list the ring's leases: %w", err)
 	}
@@ -40,6 +40,7 @@ func (m *Member) round(ctx context.Context, start time.Time) error {
 	for _, l := range page.Items {
 		if l.Name == m.name {
 			m.own = l
+			m.inheritAt(l, now)
 		}
 	}
 	target := m.ringOf(m.view.live(m.cfg.Identity, now))
@@ -49,9 +50,9 @@ func (m *Member) round(ctx context.Context, start time.Time) error {
 	if retargeted {
 		m.changedAt = now
 	}
-	settled := time.Now().Before(m.deadline) && m.g.settle(m.view.adopted(now))
+	settled := m.liveLocked() && !now.Before(m.inherited) && m.g.settle(m.view.adopted(now))
 	adopt := m.g.published
-	if drained(m.cfg.Identity, target, m.inflight) {
+	if drained(m.cfg.Identity, target, m.heldLocked(now)) {
 		adopt = target
 	}
 	m.g.attempt(adopt)
@@ -74,7 +75,10 @@ func (m *Member) round(ctx context.Context, start time.Time) error {
 		return err
 	}
 	m.mu.Lock()
-	m.deadline = start.Add(m.cfg.RenewDeadline)
+	if !m.extendLocked(start.Add(m.cfg.RenewDeadline)) {
+		m.mu.Unlock()
+		return fmt.Errorf("%w: the renew came back after the renew deadline %v", ErrFenced, m.cfg.RenewDeadline)
+	}
 	published := m.g.published.Version() != adopt.Version()
 	m.g.confirm(adopt)
 	m.mu.Unlock()
@@ -83,6 +87,21 @@ func (m *Member) round(ctx context.Context, start time.Time) error {
 	}
 	m.collect(ctx, now)
 	return nil
+}
+
+// extendLocked moves the member's renew deadline to d after a
+// successful renew, starting its term at the first. It reports false
+// when the term had ended already (its deadline passed, or a fence): a
+// late renew does not revive it. The caller holds mu.
+func (m *Member) extendLocked(d time.Time) bool {
+	if m.term == nil {
+		if m.g.fenced {
+			return false
+		}
+		m.term = leader.NewTerm(d)
+		return true
+	}
+	return m.term.Extend(d)
 }
 
 // ringOf is the ring of members, reusing the gate's target when the
@@ -115,11 +134,11 @@ func (m *Member) renew(ctx context.Context, adopt *Ring) error {
 		if err != nil {
 			return fmt.Errorf("create the member's lease: %w", err)
 		}
-		m.own = wrote
+		m.own, m.held = wrote, true
 		return nil
 	}
-	if h := m.own.Spec.HolderIdentity; h != nil && *h != "" && *h != m.cfg.Identity {
-		return fmt.Errorf("%w: the lease %s is held by %q", ErrFenced, m.name, *h)
+	if err := m.stillOurs(); err != nil {
+		return err
 	}
 	obj := *m.own
 	obj.ManagedFields = nil
@@ -135,7 +154,51 @@ func (m *Member) renew(ctx context.Context, adopt *Ring) error {
 	case err != nil:
 		return fmt.Errorf("renew the member's lease: %w", err)
 	}
-	m.own = wrote
+	m.own, m.held = wrote, true
+	return nil
+}
+
+// inheritAt notes, at the member's first sight of its own Lease l at now,
+// a Lease that names this identity but that this run has not written: a
+// previous process with the same identity held it, and may have died
+// with a write on its way, which lands within the margin of its death
+// (before this process started, so before now). No barrier passes, and
+// so no key starts here, until the margin after now. A released Lease
+// (holder "") needs no wait: a member releases only after the margin
+// after its last cut (Run).
+func (m *Member) inheritAt(l *leader.Lease, now time.Time) {
+	if m.held || m.sawOwn {
+		return
+	}
+	m.sawOwn = true
+	if h := l.Spec.HolderIdentity; h != nil && *h == m.cfg.Identity {
+		m.inherited = now.Add(m.cfg.Margin())
+		m.log.Info("the lease names this identity from a previous process: waiting the margin before taking keys",
+			"wait", m.cfg.Margin())
+	}
+}
+
+// stillOurs reports, wrapping ErrFenced, a Lease of this member's name
+// that says someone else holds it. Once this member has written it, that
+// includes holder "": someone released it under the member (a hand
+// edit, or a twin process with the same identity stopping), and the
+// others count the member out at once and may pass a barrier without
+// it, so taking the Lease back would let two members run one key. Before
+// its first write, a released Lease is this identity's previous process
+// having stopped cleanly, and is taken over.
+func (m *Member) stillOurs() error {
+	h := ""
+	if p := m.own.Spec.HolderIdentity; p != nil {
+		h = *p
+	}
+	switch {
+	case h == m.cfg.Identity:
+		return nil
+	case h != "":
+		return fmt.Errorf("%w: the lease %s is held by %q", ErrFenced, m.name, h)
+	case m.held:
+		return fmt.Errorf("%w: the lease %s was released by someone else", ErrFenced, m.name)
+	}
 	return nil
 }
 

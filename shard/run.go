@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/kwatch/kwatch/leader"
 )
 
 // Run joins the ring and calls work with a context that ends when ctx
@@ -13,13 +15,20 @@ import (
 // every RetryPeriod while work runs and returns after work has
 // returned:
 //   - nil when ctx ended (or work returned by itself): the Lease is
-//     renewed until work has returned, then released (holder ""), so the
-//     other members take the keys over within one retry period;
+//     renewed until work has returned; then the term ends (nothing more
+//     may act, a write without a key included) and the Lease is released
+//     (holder ""), so the other members take the keys over within one
+//     retry period; when a reconcile or a write of the term was cut
+//     (still held as the term ended, cut off by its own deadline, or
+//     back without a known outcome: leader.Term.Hold), the release waits
+//     until LeaseDuration - RenewDeadline after the last cut, the margin
+//     a write on its way has when the term lapses;
 //   - an error wrapping ErrFenced when no renew succeeded within
-//     RenewDeadline, or the Lease was deleted or taken: Begin refused
-//     every key from the deadline on and the contexts of reconciles in
-//     flight were cancelled at that moment. Once work has returned the
-//     Lease is released if the server can be reached.
+//     RenewDeadline, or the Lease was deleted, taken or released under
+//     it: Begin refused every key from then on and the contexts of
+//     reconciles in flight were cancelled at that moment. Once work has returned the
+//     Lease is released if the server can be reached (after the same
+//     margin, counted from the last cut, when there was one).
 //
 // work starts at once; Begin allows nothing until the first barrier has
 // passed. A Member runs once.
@@ -39,40 +48,57 @@ func (m *Member) Run(ctx context.Context, work func(ctx context.Context)) error 
 	}()
 	err := m.loop(ctx, done)
 	if err != nil {
-		m.fence()
+		m.fence(err)
 		m.log.Error("fenced: stopped reconciling", "error", err)
 	}
 	stopWork()
 	<-done
 	m.mu.Lock()
 	m.stopped = true
+	term := m.term
 	m.mu.Unlock()
+	// Before the release: once the Lease shows holder "" the others take
+	// this member's keys within a barrier, long before its renew
+	// deadline, so nothing (a write without a key included) may act. A
+	// hold still open as the term ends is cut then (leader.Term.Hold),
+	// and the release waits the margin after the last cut.
+	if term != nil {
+		term.End(errReleased)
+		term.AwaitMargin(m.cfg.Margin(), m.log)
+	}
 	m.notify()
 	m.release(context.WithoutCancel(ctx))
 	return err
 }
+
+// errReleased ends the term of a member that leaves the ring: its work
+// returned, and its Lease is about to be released.
+var errReleased = errors.New("shard: the member left the ring")
 
 // loop runs rounds until work returns (nil) or the renew deadline passes
 // (ErrFenced). When ctx ends it keeps renewing until work has returned,
 // so a clean shutdown never lets the Lease lapse while reconciles drain.
 func (m *Member) loop(ctx context.Context, done <-chan struct{}) error {
 	renewCtx := context.WithoutCancel(ctx)
-	// Before the first renew there is nothing to fence: the deadline
-	// timer waits for it.
-	lost := time.NewTimer(time.Hour)
-	lost.Stop()
-	defer lost.Stop()
+	// Before the first renew there is nothing to fence: no term yet, so
+	// nothing ends.
+	var lost <-chan struct{}
 	next := time.NewTimer(0)
 	defer next.Stop()
 	for {
 		select {
 		case <-done:
+			if term := m.Term(); term != nil {
+				if _, ok := term.Until(); !ok { // the deadline passed first, maybe unseen
+					return fmt.Errorf("%w: no renew succeeded within the renew deadline %v", ErrFenced, m.cfg.RenewDeadline)
+				}
+			}
 			return nil
-		case <-lost.C:
+		case <-lost:
 			return fmt.Errorf("%w: no renew succeeded within the renew deadline %v", ErrFenced, m.cfg.RenewDeadline)
 		case <-next.C:
 		}
-		deadline, renewed, err := m.roundBounded(renewCtx)
+		deadline, term, err := m.roundBounded(renewCtx)
 		switch {
 		case errors.Is(err, ErrFenced):
 			return err
@@ -80,11 +106,11 @@ func (m *Member) loop(ctx context.Context, done <-chan struct{}) error {
 			m.m.renewFailures.Inc()
 			m.log.Warn("round failed; retrying until the renew deadline", "error", err, "deadline", deadline)
 		}
-		if renewed {
-			lost.Reset(time.Until(deadline))
-		}
-		if !deadline.IsZero() && !time.Now().Before(deadline) {
-			return fmt.Errorf("%w: no renew succeeded within the renew deadline %v (last: %w)", ErrFenced, m.cfg.RenewDeadline, err)
+		if term != nil {
+			lost = term.Context().Done()
+			if _, ok := term.Until(); !ok {
+				return fmt.Errorf("%w: no renew succeeded within the renew deadline %v (last: %v)", ErrFenced, m.cfg.RenewDeadline, err)
+			}
 		}
 		// 0.8 to 1 retry period, so members do not move in step.
 		next.Reset(m.cfg.RetryPeriod - time.Duration(rand.Int64N(int64(m.cfg.RetryPeriod)/5+1)))
@@ -93,23 +119,25 @@ func (m *Member) loop(ctx context.Context, done <-chan struct{}) error {
 
 // roundBounded runs one round bounded by the current renew deadline (or
 // one RenewDeadline before the first renew), so a hanging request does
-// not extend it. It returns the deadline after the round and whether
-// the round renewed.
-func (m *Member) roundBounded(ctx context.Context) (time.Time, bool, error) {
+// not extend it. It returns the deadline after the round and the term
+// (nil before the first renew).
+func (m *Member) roundBounded(ctx context.Context) (time.Time, *leader.Term, error) {
 	start := time.Now()
 	m.mu.Lock()
-	deadline := m.deadline
+	term := m.term
 	m.mu.Unlock()
-	bound := deadline
-	if bound.IsZero() {
-		bound = start.Add(m.cfg.RenewDeadline)
+	bound := start.Add(m.cfg.RenewDeadline)
+	if term != nil {
+		bound, _ = term.Until()
 	}
 	rctx, cancel := context.WithDeadline(ctx, bound)
 	defer cancel()
-	if err := m.round(rctx, start); err != nil {
-		return deadline, false, err
-	}
+	err := m.round(rctx, start)
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.deadline, true, nil
+	term = m.term
+	m.mu.Unlock()
+	if term != nil {
+		bound, _ = term.Until()
+	}
+	return bound, term, err
 }

@@ -80,9 +80,9 @@ func TestConfigValidation(t *testing.T) {
 		{"no client", Config{Ring: "r", Identity: "a"}, false},
 		{"no ring", Config{Client: c, Identity: "a"}, false},
 		{"no identity", Config{Client: c, Ring: "r"}, false},
-		{"fractional lease", Config{Client: c, Ring: "r", Identity: "a", LeaseDuration: 1500 * time.Millisecond}, false},
-		{"renew not below lease", Config{Client: c, Ring: "r", Identity: "a", LeaseDuration: 10 * time.Second}, false},
-		{"retry not below renew", Config{Client: c, Ring: "r", Identity: "a", RetryPeriod: 10 * time.Second}, false},
+		{"fractional lease", Config{Client: c, Ring: "r", Identity: "a", Timing: leader.Timing{LeaseDuration: 1500 * time.Millisecond}}, false},
+		{"renew not below lease", Config{Client: c, Ring: "r", Identity: "a", Timing: leader.Timing{LeaseDuration: 10 * time.Second}}, false},
+		{"retry not below renew", Config{Client: c, Ring: "r", Identity: "a", Timing: leader.Timing{RetryPeriod: 10 * time.Second}}, false},
 	} {
 		_, err := New(tc.cfg)
 		require.Equal(t, tc.ok, err == nil, "%s: %v", tc.name, err)

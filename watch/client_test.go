@@ -71,7 +71,7 @@ func TestListPagesWithRealCaptures(t *testing.T) {
 		},
 	})
 	ctx := context.Background()
-	page, err := List[*testPod](ctx, c, kube.Pods, "demo", ListOptions{Limit: 2, LabelSelector: "app=x", FieldSelector: "status.phase=Pending"})
+	page, err := List[*testPod](ctx, c, kube.Pods, kube.Scope{Namespace: "demo", LabelSelector: "app=x", FieldSelector: "status.phase=Pending"}, ListOptions{Limit: 2})
 	require.NoError(t, err)
 	q := f.last().URL.Query()
 	require.Equal(t, url.Values{"limit": {"2"}, "labelSelector": {"app=x"}, "fieldSelector": {"status.phase=Pending"}}, q)
@@ -81,7 +81,7 @@ func TestListPagesWithRealCaptures(t *testing.T) {
 	require.NotNil(t, page.RemainingItemCount)
 	require.NotEmpty(t, page.ResourceVersion)
 
-	page2, err := List[*testPod](ctx, c, kube.Pods, "demo", ListOptions{Limit: 2, Continue: page.Continue})
+	page2, err := List[*testPod](ctx, c, kube.Pods, kube.Scope{Namespace: "demo"}, ListOptions{Limit: 2, Continue: page.Continue})
 	require.NoError(t, err)
 	require.Equal(t, page.Continue, f.last().URL.Query().Get("continue"))
 	require.NotEmpty(t, page2.Items)
@@ -90,7 +90,7 @@ func TestListPagesWithRealCaptures(t *testing.T) {
 
 func TestListMetadataOnlyAsksForPartialObjectMetadata(t *testing.T) {
 	f, c := newFake(t, map[string]http.HandlerFunc{"/api/v1/pods": capture(t, "list-pods-metadata-only.json", 200)})
-	page, err := List[*metav1.PartialObjectMetadata](context.Background(), c, kube.Pods, "", ListOptions{MetadataOnly: true})
+	page, err := List[*metav1.PartialObjectMetadata](context.Background(), c, kube.Pods, kube.Scope{}, ListOptions{MetadataOnly: true})
 	require.NoError(t, err)
 	require.Contains(t, f.last().Header.Get("Accept"), "as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
 	require.NotEmpty(t, page.Items)
@@ -115,7 +115,7 @@ func TestStatusErrorsFromRealCaptures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			_, c := newFake(t, map[string]http.HandlerFunc{"/api/v1/pods": capture(t, tt.file, tt.code)})
-			_, err := List[*testPod](context.Background(), c, kube.Pods, "", ListOptions{})
+			_, err := List[*testPod](context.Background(), c, kube.Pods, kube.Scope{}, ListOptions{})
 			require.Error(t, err)
 			require.True(t, tt.check(err), "predicate for %s on %v", tt.file, err)
 			se, ok := kube.AsStatus(err)
@@ -130,7 +130,7 @@ func TestStatusErrorsFromRealCaptures(t *testing.T) {
 	}
 	// The expired continue token's answer carries a fresh token.
 	_, c := newFake(t, map[string]http.HandlerFunc{"/api/v1/pods": capture(t, "status-410-expired-continue.json", 410)})
-	_, err := List[*testPod](context.Background(), c, kube.Pods, "", ListOptions{Continue: "old"})
+	_, err := List[*testPod](context.Background(), c, kube.Pods, kube.Scope{}, ListOptions{Continue: "old"})
 	se, _ := kube.AsStatus(err)
 	require.NotEmpty(t, se.Continue)
 }
@@ -147,7 +147,7 @@ func TestRetryAfterAndNonStatusBodies(t *testing.T) {
 			io.WriteString(w, "<html>bad gateway</html>")
 		},
 	})
-	_, err := List[*testPod](context.Background(), c, kube.Pods, "", ListOptions{})
+	_, err := List[*testPod](context.Background(), c, kube.Pods, kube.Scope{}, ListOptions{})
 	require.True(t, kube.IsRetryable(err))
 	ra, ok := kube.RetryAfter(err)
 	require.True(t, ok)
@@ -155,7 +155,7 @@ func TestRetryAfterAndNonStatusBodies(t *testing.T) {
 	se, _ := kube.AsStatus(err)
 	require.EqualValues(t, 429, se.Code, "the HTTP code wins over a Status body's wrong code")
 
-	_, err = List[*testPod](context.Background(), c, kube.Pods, "x", ListOptions{})
+	_, err = List[*testPod](context.Background(), c, kube.Pods, kube.Scope{Namespace: "x"}, ListOptions{})
 	se, ok = kube.AsStatus(err)
 	require.True(t, ok)
 	require.EqualValues(t, 502, se.Code)
@@ -170,7 +170,7 @@ func TestWatchRequestAndEvents(t *testing.T) {
 			w.Write(readCapture(t, "watch-streaming-list.jsonl"))
 		},
 	})
-	st, err := Watch[*testPod](context.Background(), c, kube.Pods, "", WatchOptions{
+	st, err := Watch[*testPod](context.Background(), c, kube.Pods, kube.Scope{}, WatchOptions{
 		SendInitialEvents: true, AllowBookmarks: true, TimeoutSeconds: 30, ResourceVersion: "",
 	})
 	require.NoError(t, err)
@@ -201,7 +201,7 @@ func TestWatch410InsideA200Stream(t *testing.T) {
 		w.WriteHeader(200)
 		w.Write(readCapture(t, "watch-410-too-old-rv.jsonl"))
 	}})
-	st, err := Watch[*testPod](context.Background(), c, kube.Pods, "demo", WatchOptions{ResourceVersion: "230"})
+	st, err := Watch[*testPod](context.Background(), c, kube.Pods, kube.Scope{Namespace: "demo"}, WatchOptions{ResourceVersion: "230"})
 	require.NoError(t, err)
 	defer st.Close()
 	_, err = st.Next()
@@ -223,7 +223,7 @@ func TestWatchIdleDeadline(t *testing.T) {
 		c, err := kube.NewClient(startPipeHandler(t, http.HandlerFunc(silentWatch)))
 		require.NoError(t, err)
 		start := time.Now()
-		st, err := Watch[*testPod](t.Context(), c, kube.Pods, "", WatchOptions{IdleTimeout: 100 * time.Millisecond})
+		st, err := Watch[*testPod](t.Context(), c, kube.Pods, kube.Scope{}, WatchOptions{IdleTimeout: 100 * time.Millisecond})
 		require.NoError(t, err)
 		defer st.Close()
 		_, err = st.Next()
@@ -236,7 +236,7 @@ func TestWatchCloseUnblocksNext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c, err := kube.NewClient(startPipeHandler(t, http.HandlerFunc(silentWatch)))
 		require.NoError(t, err)
-		st, err := Watch[*testPod](t.Context(), c, kube.Pods, "", WatchOptions{})
+		st, err := Watch[*testPod](t.Context(), c, kube.Pods, kube.Scope{}, WatchOptions{})
 		require.NoError(t, err)
 		done := make(chan error, 1)
 		go func() { _, err := st.Next(); done <- err }()

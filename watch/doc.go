@@ -41,7 +41,9 @@
 // through a *kube.Client and gives:
 //   - List, ListEach and Watch, generic over the caller's object type (any T
 //     satisfying Object: *corev1.Pod, a slim struct embedding metav1.ObjectMeta,
-//     *metav1.PartialObjectMetadata), with idle deadlines when asked for
+//     *metav1.PartialObjectMetadata), of the objects of a resource in a
+//     kube.Scope (a namespace, label and field selectors) read as the
+//     options say (resourceVersion, pages, form), with idle deadlines when asked for
 //     (ListOptions and WatchOptions.IdleTimeout; none by default) so a silent
 //     server cannot hang a caller. A watch lasts as long as the server keeps
 //     it open; kube.Config.Timeout does not bound it. Errors are
@@ -64,7 +66,10 @@
 //   - Protobuf for object types with a generated Unmarshal (every k8s.io/api
 //     type; see ProtobufObject and Config.ContentType), decoded by the
 //     package itself around the object's own Unmarshal, lists item by item,
-//     with JSON as the fallback the server may choose.
+//     with JSON as the fallback the server may choose. An object of a
+//     recursive type (a CRD, through JSONSchemaProps) nested deeper than
+//     MaxNestingDepth messages is refused before its Unmarshal runs, so no
+//     input can exhaust the decoding goroutine's stack (see depth.go).
 //   - ERROR events, JSON or protobuf, as *kube.StatusError (kube.IsGone for
 //     a too-old resourceVersion).
 //   - Raw, an object type that keeps each object's bytes (its protobuf

@@ -9,7 +9,8 @@ import (
 )
 
 // MaxNestingDepth bounds how deeply arrays and objects may nest inside one
-// watch event or list body. Real objects nest about fifteen levels
+// watch event or list body, and protobuf messages inside an object of a
+// recursive type (see depth.go). Real objects nest about fifteen levels
 // (managedFields is the deepest); a thousand leaves room for any custom
 // resource while keeping recursive decoders far from exhausting the stack.
 const MaxNestingDepth = 1000

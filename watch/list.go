@@ -26,13 +26,14 @@ type ListPage[T any] struct {
 	ListMeta
 }
 
-// List fetches one page of res in namespace ns ("" for all namespaces).
+// List fetches one page of the objects of res in sc (a namespace, "" for
+// all, and the selectors, which the server judges).
 // Follow page.Continue for the next page, or use ListEach to stream items
 // without holding a whole page. A 429 or 503 answer is returned, not
 // retried: the caller's policy decides (the informer backs off).
-func List[T Object](ctx context.Context, c *kube.Client, res kube.Resource, ns string, opts ListOptions) (*ListPage[T], error) {
+func List[T Object](ctx context.Context, c *kube.Client, res kube.Resource, sc kube.Scope, opts ListOptions) (*ListPage[T], error) {
 	page := &ListPage[T]{}
-	meta, err := ListEach(ctx, c, res, ns, opts, func(obj T) error {
+	meta, err := ListEach(ctx, c, res, sc, opts, func(obj T) error {
 		page.Items = append(page.Items, obj)
 		return nil
 	})
@@ -46,16 +47,8 @@ func List[T Object](ctx context.Context, c *kube.Client, res kube.Resource, ns s
 // ListEach fetches one page of res and calls each for every item as it is
 // decoded, so the page is never held in memory whole. An error from each
 // stops the list and is returned as is.
-func ListEach[T Object](ctx context.Context, c *kube.Client, res kube.Resource, ns string, opts ListOptions, each func(T) error) (ListMeta, error) {
-	accept, codec := protoAccept[T](c)
-	switch {
-	case opts.JSON && !opts.Table && !opts.MetadataOnly:
-		accept, codec = acceptJSON, nil
-	case opts.Table:
-		accept, codec = AcceptTable, nil
-	case opts.MetadataOnly:
-		accept, codec = acceptMetaList, nil
-	}
+func ListEach[T Object](ctx context.Context, c *kube.Client, res kube.Resource, sc kube.Scope, opts ListOptions, each func(T) error) (ListMeta, error) {
+	enc := chooseEncoding[T](c, asked{json: opts.JSON, table: opts.Table, metadataOnly: opts.MetadataOnly}, acceptMetaList)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var idle *idleReader
@@ -63,7 +56,7 @@ func ListEach[T Object](ctx context.Context, c *kube.Client, res kube.Resource, 
 		idle = newIdleReader(opts.IdleTimeout, cancel)
 		defer idle.stop()
 	}
-	resp, err := c.Send(ctx, kube.Request{Path: res.Path(ns), Query: opts.query(), Accept: accept, NoRetry: true})
+	resp, err := c.Send(ctx, kube.Request{Path: res.Path(sc.Namespace), Query: opts.query(sc), Accept: enc.accept, NoRetry: true})
 	if err != nil {
 		if idle != nil && idle.expired() {
 			err = ErrIdleTimeout
@@ -83,13 +76,13 @@ func ListEach[T Object](ctx context.Context, c *kube.Client, res kube.Resource, 
 		return eachErr
 	}
 	var meta ListMeta
+	proto, err := enc.protobuf(resp.Header.Get("Content-Type"))
 	switch {
-	case !kube.IsProtobuf(resp.Header.Get("Content-Type")):
-		meta, err = DecodeList(body, defaultMaxListItem, track)
-	case codec != nil:
-		meta, err = decodeProtoList(body, defaultMaxListItem, codec, track)
+	case err != nil:
+	case proto:
+		meta, err = decodeProtoList(body, defaultMaxListItem, enc.codec, track)
 	default:
-		err = errWrongEncoding
+		meta, err = DecodeList(body, defaultMaxListItem, track)
 	}
 	if err != nil && idle != nil && idle.expired() {
 		err = ErrIdleTimeout

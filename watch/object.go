@@ -3,6 +3,7 @@ package watch
 import (
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/kwatch/kwatch/internal/pbwire"
 	"github.com/kwatch/kwatch/kube"
@@ -60,6 +61,14 @@ func decodeJSONObject[T Object](body []byte) (obj T, err error) {
 			return obj, fail(err)
 		}
 		return obj, nil
+	}
+	if nestsWithoutBound(reflect.TypeFor[T]()) {
+		// DecodeObject and RawCodec both come here; a Raw's body has
+		// passed its scanner's count already, and counting again is cheap.
+		if err := checkJSONNesting(body); err != nil {
+			var zero T
+			return zero, fail(err)
+		}
 	}
 	iter := json.BorrowIterator(body)
 	defer json.ReturnIterator(iter)

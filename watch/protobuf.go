@@ -43,6 +43,7 @@ func DecodesProtobuf[T any]() bool {
 type protoCodec[T Object] struct {
 	elem   reflect.Type
 	intern walker // interns a decoded object's strings; nil if it has none
+	deep   bool   // T can nest without bound: its messages' depth is checked first
 }
 
 // newProtoCodec returns the codec of T, or nil when T cannot decode
@@ -59,7 +60,7 @@ func newProtoCodec[T Object](noIntern bool) *protoCodec[T] {
 	if t.Kind() != reflect.Pointer {
 		return nil
 	}
-	c := &protoCodec[T]{elem: t.Elem()}
+	c := &protoCodec[T]{elem: t.Elem(), deep: nestsWithoutBound(t.Elem())}
 	if !noIntern {
 		c.intern = planOf(t.Elem())
 	}
@@ -90,6 +91,12 @@ func (c *protoCodec[T]) decode(raw []byte) (obj T, err error) {
 			obj, err = zero, fmt.Errorf("protobuf decoder panicked: %v", p)
 		}
 	}()
+	if c.deep {
+		if err := checkProtoNesting(raw); err != nil {
+			var zero T
+			return zero, err
+		}
+	}
 	obj = reflect.New(c.elem).Interface().(T)
 	if err := any(obj).(ProtobufObject).Unmarshal(raw); err != nil {
 		var zero T

@@ -53,7 +53,7 @@ func TestProtobufWatchDecodesEveryEventAndTheGoneError(t *testing.T) {
 			w.Header().Set("Content-Type", protoWatchType)
 			writeChunks(w, stream, rand.New(rand.NewPCG(uint64(par), 1)))
 		})
-		s, err := Watch[*protoPod](context.Background(), c, kube.Pods, "ns", WatchOptions{Decoder: DecoderOptions{Parallelism: par}})
+		s, err := Watch[*protoPod](context.Background(), c, kube.Pods, kube.Scope{Namespace: "ns"}, WatchOptions{Decoder: DecoderOptions{Parallelism: par}})
 		require.NoError(t, err)
 		require.Equal(t, "application/vnd.kubernetes.protobuf,application/json", accept)
 		for i := range 50 {
@@ -106,7 +106,7 @@ func TestProtobufWatchBadInputEndsWithANamedError(t *testing.T) {
 				w.Write(good)
 				w.Write(tc.stream)
 			})
-			s, err := Watch[*protoPod](context.Background(), c, kube.Pods, "", WatchOptions{})
+			s, err := Watch[*protoPod](context.Background(), c, kube.Pods, kube.Scope{}, WatchOptions{})
 			require.NoError(t, err)
 			defer s.Close()
 			ev, err := s.Next()
@@ -137,7 +137,7 @@ func TestProtobufListStreamsItemsAndMetadata(t *testing.T) {
 		w.Header().Set("Content-Type", kube.ContentTypeProtobuf)
 		writeChunks(w, body, rand.New(rand.NewPCG(3, 4)))
 	})
-	page, err := List[*protoPod](context.Background(), c, kube.Pods, "ns", ListOptions{Limit: 20})
+	page, err := List[*protoPod](context.Background(), c, kube.Pods, kube.Scope{Namespace: "ns"}, ListOptions{Limit: 20})
 	require.NoError(t, err)
 	require.Equal(t, "77", page.ResourceVersion)
 	require.Equal(t, "next-token", page.Continue)
@@ -155,7 +155,7 @@ func TestProtobufListStreamsItemsAndMetadata(t *testing.T) {
 		w.Header().Set("Content-Type", kube.ContentTypeProtobuf)
 		w.Write(empty)
 	})
-	page, err = List[*protoPod](context.Background(), c, kube.Pods, "", ListOptions{})
+	page, err = List[*protoPod](context.Background(), c, kube.Pods, kube.Scope{}, ListOptions{})
 	require.NoError(t, err)
 	require.Empty(t, page.Items)
 	require.Equal(t, "78", page.ResourceVersion)
@@ -184,7 +184,7 @@ func TestProtobufListBadInput(t *testing.T) {
 				w.Header().Set("Content-Type", kube.ContentTypeProtobuf)
 				w.Write(tc.body)
 			})
-			_, err := List[*protoPod](context.Background(), c, kube.Pods, "", ListOptions{})
+			_, err := List[*protoPod](context.Background(), c, kube.Pods, kube.Scope{}, ListOptions{})
 			require.Error(t, err)
 			if tc.is != nil {
 				require.ErrorIs(t, err, tc.is)
@@ -201,7 +201,7 @@ func TestProtobufErrorBodies(t *testing.T) {
 		w.WriteHeader(http.StatusGone)
 		w.Write(body)
 	})
-	_, err := List[*protoPod](context.Background(), c, kube.Pods, "", ListOptions{Continue: "old"})
+	_, err := List[*protoPod](context.Background(), c, kube.Pods, kube.Scope{}, ListOptions{Continue: "old"})
 	require.True(t, kube.IsGone(err), "%v", err)
 	se, _ := kube.AsStatus(err)
 	require.Equal(t, "Expired", se.Reason)
@@ -214,7 +214,7 @@ func TestProtobufErrorBodies(t *testing.T) {
 		w.WriteHeader(http.StatusTooManyRequests)
 		w.Write(busy)
 	})
-	_, err = Watch[*protoPod](context.Background(), c, kube.Pods, "", WatchOptions{})
+	_, err = Watch[*protoPod](context.Background(), c, kube.Pods, kube.Scope{}, WatchOptions{})
 	ra, ok := kube.RetryAfter(err)
 	require.True(t, ok, "%v", err)
 	require.Equal(t, "7s", ra.String())
@@ -225,7 +225,7 @@ func TestProtobufErrorBodies(t *testing.T) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		w.Write([]byte("k8s\x00\xff"))
 	})
-	_, err = List[*protoPod](context.Background(), c, kube.Pods, "", ListOptions{})
+	_, err = List[*protoPod](context.Background(), c, kube.Pods, kube.Scope{}, ListOptions{})
 	se, ok = kube.AsStatus(err)
 	require.True(t, ok)
 	require.Equal(t, int32(503), se.Code)
@@ -246,11 +246,11 @@ func TestProtobufFallsBackToJSON(t *testing.T) {
 		}
 		w.Write(listBody)
 	})
-	page, err := List[*protoPod](context.Background(), c, kube.Pods, "", ListOptions{})
+	page, err := List[*protoPod](context.Background(), c, kube.Pods, kube.Scope{}, ListOptions{})
 	require.NoError(t, err)
 	require.NotEmpty(t, page.Items)
 	require.NotEmpty(t, page.Items[0].Name)
-	s, err := Watch[*protoPod](context.Background(), c, kube.Pods, "", WatchOptions{})
+	s, err := Watch[*protoPod](context.Background(), c, kube.Pods, kube.Scope{}, WatchOptions{})
 	require.NoError(t, err)
 	defer s.Close()
 	ev, err := s.Next()
@@ -272,18 +272,18 @@ func TestContentTypeOnlyAsksProtobufWhenItCanDecodeIt(t *testing.T) {
 	plain, err := kube.NewClient(&kube.Config{Host: srv.URL, ContentType: kube.ContentTypeJSON})
 	require.NoError(t, err)
 	ctx := context.Background()
-	_, err = List[*protoPod](ctx, plain, kube.Pods, "", ListOptions{}) // JSON when asked
+	_, err = List[*protoPod](ctx, plain, kube.Pods, kube.Scope{}, ListOptions{}) // JSON when asked
 	require.NoError(t, err)
-	_, err = List[*testPod](ctx, proto, kube.Pods, "", ListOptions{}) // cannot decode protobuf
+	_, err = List[*testPod](ctx, proto, kube.Pods, kube.Scope{}, ListOptions{}) // cannot decode protobuf
 	require.NoError(t, err)
-	_, err = List[*protoPod](ctx, proto, kube.Pods, "", ListOptions{MetadataOnly: true})
+	_, err = List[*protoPod](ctx, proto, kube.Pods, kube.Scope{}, ListOptions{MetadataOnly: true})
 	require.NoError(t, err)
 	require.Equal(t, []string{acceptJSON, acceptJSON, acceptMetaList}, accepts)
 
 	// By default, a type that can decode protobuf asks for it.
 	def, err := kube.NewClient(&kube.Config{Host: srv.URL})
 	require.NoError(t, err)
-	_, err = List[*protoPod](ctx, def, kube.Pods, "", ListOptions{})
+	_, err = List[*protoPod](ctx, def, kube.Pods, kube.Scope{}, ListOptions{})
 	require.NoError(t, err)
 	require.Equal(t, acceptProtobuf, accepts[len(accepts)-1])
 
@@ -292,9 +292,9 @@ func TestContentTypeOnlyAsksProtobufWhenItCanDecodeIt(t *testing.T) {
 		w.Header().Set("Content-Type", kube.ContentTypeProtobuf)
 		w.Write(protoBody("PodList", listMsg("1", "", -1)))
 	})
-	_, err = List[*testPod](ctx, c, kube.Pods, "", ListOptions{})
+	_, err = List[*testPod](ctx, c, kube.Pods, kube.Scope{}, ListOptions{})
 	require.ErrorIs(t, err, errWrongEncoding)
-	_, err = Watch[*testPod](ctx, c, kube.Pods, "", WatchOptions{})
+	_, err = Watch[*testPod](ctx, c, kube.Pods, kube.Scope{}, WatchOptions{})
 	require.ErrorIs(t, err, errWrongEncoding)
 
 	_, err = kube.NewClient(&kube.Config{Host: srv.URL, ContentType: "application/cbor"})
@@ -311,7 +311,7 @@ func TestProtobufObjectsAreInternedUnlessAskedNot(t *testing.T) {
 	for _, noIntern := range []bool{false, true} {
 		c, err := kube.NewClient(&kube.Config{Host: srv.URL, NoProtobufIntern: noIntern})
 		require.NoError(t, err)
-		page, err := List[*protoPod](context.Background(), c, kube.Pods, "", ListOptions{})
+		page, err := List[*protoPod](context.Background(), c, kube.Pods, kube.Scope{}, ListOptions{})
 		require.NoError(t, err)
 		a, b := page.Items[0].Namespace, page.Items[1].Namespace
 		require.Equal(t, a, b)
@@ -332,7 +332,7 @@ func TestProtobufKeepsInvalidUTF8(t *testing.T) {
 	for _, noIntern := range []bool{false, true} {
 		c, err := kube.NewClient(&kube.Config{Host: srv.URL, NoProtobufIntern: noIntern})
 		require.NoError(t, err)
-		page, err := List[*protoPod](context.Background(), c, kube.Pods, "", ListOptions{})
+		page, err := List[*protoPod](context.Background(), c, kube.Pods, kube.Scope{}, ListOptions{})
 		require.NoError(t, err)
 		require.Len(t, page.Items, 2)
 		got := page.Items[0]
@@ -340,5 +340,44 @@ func TestProtobufKeepsInvalidUTF8(t *testing.T) {
 		require.Equal(t, "x\xfe", got.Name, "noIntern=%v", noIntern)
 		require.Equal(t, map[string]string{"note": "a\xc3"}, got.Annotations, "noIntern=%v", noIntern)
 		require.Equal(t, "team-\xff", page.Items[1].Namespace)
+	}
+}
+
+// TestChooseEncoding: what a list and a watch ask for, from one place, for
+// each combination of the options (Table wins over metadata, metadata
+// over JSON; protobuf only for a type that decodes it on a client that
+// allows it).
+func TestChooseEncoding(t *testing.T) {
+	proto, err := kube.NewClient(&kube.Config{Host: "http://127.0.0.1:1"})
+	require.NoError(t, err)
+	jsonOnly, err := kube.NewClient(&kube.Config{Host: "http://127.0.0.1:1", ContentType: kube.ContentTypeJSON})
+	require.NoError(t, err)
+	tests := []struct {
+		name      string
+		c         *kube.Client
+		a         asked
+		want      string
+		wantCodec bool
+	}{
+		{"default", proto, asked{}, acceptProtobuf, true},
+		{"json client", jsonOnly, asked{}, acceptJSON, false},
+		{"json asked", proto, asked{json: true}, acceptJSON, false},
+		{"metadata", proto, asked{metadataOnly: true, json: true}, acceptMetaList, false},
+		{"table", proto, asked{table: true, metadataOnly: true, json: true}, AcceptTable, false},
+	}
+	for _, tc := range tests {
+		got := chooseEncoding[*protoPod](tc.c, tc.a, acceptMetaList)
+		require.Equal(t, tc.want, got.accept, tc.name)
+		require.Equal(t, tc.wantCodec, got.codec != nil, tc.name)
+		isProto, err := got.protobuf(kube.ContentTypeProtobuf)
+		if tc.wantCodec {
+			require.NoError(t, err, tc.name)
+			require.True(t, isProto, tc.name)
+		} else {
+			require.ErrorIs(t, err, errWrongEncoding, "%s: protobuf not asked for", tc.name)
+		}
+		isProto, err = got.protobuf(kube.ContentTypeJSON)
+		require.NoError(t, err, tc.name)
+		require.False(t, isProto, "%s: JSON is always read", tc.name)
 	}
 }

@@ -63,21 +63,64 @@ type rawMeta struct {
 	labels            [][]byte // key, value, key, value...
 	labelBytes        int
 	buf               [16][]byte // labels' first backing array
+	// index maps each key of labels to its place, once there are more
+	// than labelIndexAfter of them; nil before.
+	index map[string]int
+	// probes counts the key comparisons and index lookups addLabel made,
+	// so that a test can check the work grows linearly with the labels.
+	probes int
 }
 
+// labelIndexAfter is how many labels addLabel compares one by one before
+// it indexes them: a few comparisons cost less than a map, but a hostile
+// object with thousands of labels must not cost a comparison of each with
+// every earlier one.
+const labelIndexAfter = 8
+
+// addLabel keeps the label k=v; a repeated key keeps its first place and
+// takes the last value, as a map does. The work is linear in the labels.
 func (m *rawMeta) addLabel(k, v []byte) {
 	if m.labels == nil {
 		m.labels = m.buf[:0]
 	}
-	for i := 0; i < len(m.labels); i += 2 {
-		if bytes.Equal(m.labels[i], k) { // a repeated key: the last value wins, as in a map
-			m.labelBytes += len(v) - len(m.labels[i+1])
-			m.labels[i+1] = v
-			return
-		}
+	i := m.findLabel(k)
+	if i >= 0 {
+		m.labelBytes += len(v) - len(m.labels[i+1])
+		m.labels[i+1] = v
+		return
 	}
 	m.labels = append(m.labels, k, v)
 	m.labelBytes += len(k) + len(v) + 2*binary.MaxVarintLen32
+	if m.index != nil {
+		m.index[unsafe.String(unsafe.SliceData(k), len(k))] = len(m.labels) - 2
+	}
+}
+
+// findLabel returns the index in m.labels of the key k, -1 if absent.
+func (m *rawMeta) findLabel(k []byte) int {
+	if m.index == nil && len(m.labels) < 2*labelIndexAfter {
+		for i := 0; i < len(m.labels); i += 2 {
+			m.probes++
+			if bytes.Equal(m.labels[i], k) {
+				return i
+			}
+		}
+		return -1
+	}
+	if m.index == nil {
+		// The keys alias the scanned body (or unescaped copies of it),
+		// which nothing modifies while the scan lasts, and the index does
+		// not outlive the scan: viewing them as strings copies nothing.
+		m.index = make(map[string]int, 2*labelIndexAfter)
+		for i := 0; i < len(m.labels); i += 2 {
+			m.index[unsafe.String(unsafe.SliceData(m.labels[i]), len(m.labels[i]))] = i
+		}
+	}
+	m.probes++
+	if i, ok := m.index[unsafe.String(unsafe.SliceData(k), len(k))]; ok {
+		return i
+	}
+	return -1
 }
 
 // fill makes r a Raw of body with the metadata m, in one allocation: the

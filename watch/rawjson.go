@@ -76,9 +76,6 @@ type jscan struct {
 	i int
 }
 
-// maxJSONDepth bounds nesting, so hostile input cannot exhaust the stack.
-const maxJSONDepth = 1000
-
 func (s *jscan) fail(what string) error {
 	return fmt.Errorf("malformed JSON at byte %d: %s", s.i, what)
 }
@@ -181,7 +178,7 @@ func (s *jscan) literal(lit string) bool {
 
 // skip steps over one value, checking its structure: strings end and hold
 // no control characters, brackets match, nesting stays within
-// maxJSONDepth. It does not check the grammar between tokens (a missing
+// MaxNestingDepth. It does not check the grammar between tokens (a missing
 // comma passes): the typed decode on read does, and a value it refuses is
 // counted there. It allocates nothing.
 func (s *jscan) skip(depth int) error {
@@ -206,10 +203,10 @@ func (s *jscan) skip(depth int) error {
 // skipNested steps over the object or array at s.i, tracking the kinds of
 // its open brackets in a bit stack.
 func (s *jscan) skipNested(depth int) error {
-	var open [maxJSONDepth/64 + 1]uint64 // bit set: an array
+	var open [MaxNestingDepth/64 + 1]uint64 // bit set: an array
 	n := 0
 	push := func(array bool) bool {
-		if depth+n >= maxJSONDepth {
+		if depth+n >= MaxNestingDepth {
 			return false
 		}
 		if array {
@@ -224,7 +221,7 @@ func (s *jscan) skipNested(depth int) error {
 		switch c := s.b[s.i]; c {
 		case '{', '[':
 			if !push(c == '[') {
-				return s.fail("nested too deeply")
+				return s.fail(fmt.Sprintf("%v: more than %d levels", ErrNestingTooDeep, MaxNestingDepth))
 			}
 			s.i++
 		case '}', ']':
@@ -308,7 +305,7 @@ func (s *jscan) generation(m *rawMeta) error {
 }
 
 func (s *jscan) labels(m *rawMeta) error {
-	m.labels, m.labelBytes = m.labels[:0], 0
+	m.labels, m.labelBytes, m.index = m.labels[:0], 0, nil
 	if s.literal("null") {
 		return nil
 	}

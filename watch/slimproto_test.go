@@ -35,7 +35,7 @@ func TestSlimTypesWithPromotedUnmarshalAskForJSON(t *testing.T) {
 	require.True(t, DecodesProtobuf[*metav1.PartialObjectMetadata](), "generated: declares its own")
 
 	f, c := newFake(t, map[string]http.HandlerFunc{"/api/v1/pods": capture(t, "list-pods-page1.json", 200)})
-	page, err := List[*slimPod](context.Background(), c, kube.Pods, "", ListOptions{})
+	page, err := List[*slimPod](context.Background(), c, kube.Pods, kube.Scope{}, ListOptions{})
 	require.NoError(t, err)
 	require.Equal(t, acceptJSON, f.last().Header.Get("Accept"), "no protobuf asked for a slim type")
 	require.NotEmpty(t, page.Items)

@@ -24,7 +24,8 @@ type Stream[T Object] struct {
 	closeOnce sync.Once
 }
 
-// Watch opens a watch on res in namespace ns ("" for all namespaces). A
+// Watch opens a watch on the objects of res in sc (a namespace, "" for
+// all, and the selectors, which the server judges). A
 // non-2xx answer is returned as a *StatusError wrapped in an *OpError.
 // Events then come from Stream.Next; an ERROR event ends the stream with its
 // *StatusError (IsGone for a too-old resourceVersion).
@@ -34,17 +35,9 @@ type Stream[T Object] struct {
 // connection died without a FIN (or whose server stalled) is noticed even
 // over HTTP/1.1, where there are no pings. Ask for bookmarks so a quiet
 // resource still sends bytes.
-func Watch[T Object](ctx context.Context, c *kube.Client, res kube.Resource, ns string, opts WatchOptions) (*Stream[T], error) {
+func Watch[T Object](ctx context.Context, c *kube.Client, res kube.Resource, sc kube.Scope, opts WatchOptions) (*Stream[T], error) {
 	idleTimeout := opts.IdleTimeout
-	accept, codec := protoAccept[T](c)
-	switch {
-	case opts.JSON && !opts.Table && !opts.MetadataOnly:
-		accept, codec = acceptJSON, nil
-	case opts.Table:
-		accept, codec = AcceptTable, nil
-	case opts.MetadataOnly:
-		accept, codec = acceptMetaWatch, nil
-	}
+	enc := chooseEncoding[T](c, asked{json: opts.JSON, table: opts.Table, metadataOnly: opts.MetadataOnly}, acceptMetaWatch)
 	ctx, cancel := context.WithCancel(ctx)
 	var idle *idleReader
 	if idleTimeout > 0 {
@@ -53,7 +46,7 @@ func Watch[T Object](ctx context.Context, c *kube.Client, res kube.Resource, ns 
 		// that stops mid-stream.
 		idle = newIdleReader(idleTimeout, cancel)
 	}
-	resp, err := c.Send(ctx, kube.Request{Path: res.Path(ns), Query: opts.query(), Accept: accept, NoRetry: true})
+	resp, err := c.Send(ctx, kube.Request{Path: res.Path(sc.Namespace), Query: opts.query(sc), Accept: enc.accept, NoRetry: true})
 	if err != nil {
 		cancel()
 		if idle != nil && idle.expired() {
@@ -67,19 +60,20 @@ func Watch[T Object](ctx context.Context, c *kube.Client, res kube.Resource, ns 
 		idle.touch()
 		body = idle
 	}
-	var dec *Decoder[T]
-	switch {
-	case !kube.IsProtobuf(resp.Header.Get("Content-Type")):
-		dec = NewDecoder[T](body, opts.Decoder)
-	case codec != nil:
-		dec = newProtoDecoder(body, opts.Decoder, codec)
-	default:
+	proto, err := enc.protobuf(resp.Header.Get("Content-Type"))
+	if err != nil {
 		resp.Body.Close()
 		cancel()
 		if idle != nil {
 			idle.stop()
 		}
-		return nil, &kube.OpError{Op: "watch", Resource: res.String(), Err: errWrongEncoding}
+		return nil, &kube.OpError{Op: "watch", Resource: res.String(), Err: err}
+	}
+	var dec *Decoder[T]
+	if proto {
+		dec = newProtoDecoder(body, opts.Decoder, enc.codec)
+	} else {
+		dec = NewDecoder[T](body, opts.Decoder)
 	}
 	return &Stream[T]{
 		res:    res,

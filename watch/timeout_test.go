@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kwatch/kwatch/internal/sim"
+	"github.com/kwatch/kwatch/internal/rig/sim"
 	"github.com/kwatch/kwatch/kube"
 )
 
@@ -27,10 +27,10 @@ func TestTimeoutDoesNotBoundWatches(t *testing.T) {
 		c, err := kube.NewClient(cfg)
 		require.NoError(t, err)
 
-		page, err := List[*testPod](t.Context(), c, kube.Pods, "demo", ListOptions{})
+		page, err := List[*testPod](t.Context(), c, kube.Pods, kube.Scope{Namespace: "demo"}, ListOptions{})
 		require.NoError(t, err)
 		start := time.Now()
-		st, err := Watch[*testPod](t.Context(), c, kube.Pods, "demo", WatchOptions{
+		st, err := Watch[*testPod](t.Context(), c, kube.Pods, kube.Scope{Namespace: "demo"}, WatchOptions{
 			ResourceVersion: page.ResourceVersion, AllowBookmarks: true, TimeoutSeconds: 10,
 			IdleTimeout: 3 * time.Second,
 		})
@@ -80,7 +80,10 @@ func TestTimeoutBoundsNonWatchRequests(t *testing.T) {
 			name string
 			call func() error
 		}{
-			{"list", func() error { _, err := List[*testPod](t.Context(), c, kube.Pods, "", ListOptions{}); return err }},
+			{"list", func() error {
+				_, err := List[*testPod](t.Context(), c, kube.Pods, kube.Scope{}, ListOptions{})
+				return err
+			}},
 			{"discovery", func() error { _, err := c.Discover(t.Context()); return err }},
 			{"Do", func() error { _, err := c.Do(req); return err }},
 		}
@@ -107,7 +110,7 @@ func TestTimeoutBoundsAListBody(t *testing.T) {
 		c, err := kube.NewClient(cfg)
 		require.NoError(t, err)
 		start := time.Now()
-		_, err = List[*testPod](t.Context(), c, kube.Pods, "", ListOptions{})
+		_, err = List[*testPod](t.Context(), c, kube.Pods, kube.Scope{}, ListOptions{})
 		require.Error(t, err)
 		require.Equal(t, time.Second, time.Since(start), "got %v", err)
 	})

@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/kwatch/kwatch/kube"
 )
 
 // Object is what the engine needs to know of any object it lists or watches.
@@ -56,11 +58,10 @@ const (
 	MatchExact        = "Exact"
 )
 
-// ListOptions are the query parameters of a list request.
-// The zero value lists everything, consistently from etcd, in one page.
+// ListOptions are how a list request reads (which resourceVersion, pages,
+// the form of the answer); what it reads is its kube.Scope. The zero value
+// lists consistently from etcd, in one page.
 type ListOptions struct {
-	LabelSelector        string
-	FieldSelector        string
 	ResourceVersion      string // "" (consistent read), "0" (any cached state) or an RV
 	ResourceVersionMatch string // "", MatchNotOlderThan or MatchExact
 	Limit                int64  // page size; 0 means no limit
@@ -71,6 +72,9 @@ type ListOptions struct {
 	// Table asks for the server's printed Table (AcceptTable), as kubectl
 	// get does; see DecodeList for how rows become items.
 	Table bool
+	// TableObject, with Table, asks for each row's whole object
+	// (includeObject=Object) instead of its PartialObjectMetadata.
+	TableObject bool
 	// IdleTimeout, when positive, fails the list with ErrIdleTimeout after
 	// that long without a byte from the server, so a body that never ends
 	// cannot hang the caller. Not sent to the server.
@@ -81,23 +85,24 @@ type ListOptions struct {
 	JSON bool
 }
 
-func (o ListOptions) query() url.Values {
+func (o ListOptions) query(sc kube.Scope) url.Values {
 	q := url.Values{}
-	setNonEmpty(q, "labelSelector", o.LabelSelector)
-	setNonEmpty(q, "fieldSelector", o.FieldSelector)
+	sc.SetQuery(q)
 	setNonEmpty(q, "resourceVersion", o.ResourceVersion)
 	setNonEmpty(q, "resourceVersionMatch", o.ResourceVersionMatch)
 	setNonEmpty(q, "continue", o.Continue)
 	if o.Limit > 0 {
 		q.Set("limit", strconv.FormatInt(o.Limit, 10))
 	}
+	if o.Table && o.TableObject {
+		q.Set("includeObject", "Object")
+	}
 	return q
 }
 
-// WatchOptions are the query parameters of a watch request.
+// WatchOptions are how a watch request reads (from which resourceVersion,
+// bookmarks, the form of the events); what it watches is its kube.Scope.
 type WatchOptions struct {
-	LabelSelector   string
-	FieldSelector   string
 	ResourceVersion string // start after this RV; "" or "0" start with synthetic ADDED events
 	// AllowBookmarks asks the server for BOOKMARK events that carry a newer RV.
 	AllowBookmarks bool
@@ -114,6 +119,9 @@ type WatchOptions struct {
 	// object is then a one-row Table, the first carrying the column
 	// definitions.
 	Table bool
+	// TableObject, with Table, asks for each row's whole object
+	// (includeObject=Object) instead of its PartialObjectMetadata.
+	TableObject bool
 	// IdleTimeout, when positive, ends the stream with ErrIdleTimeout after
 	// that long without a byte from the server (see Watch). Not sent to the server.
 	IdleTimeout time.Duration
@@ -124,11 +132,10 @@ type WatchOptions struct {
 	JSON bool
 }
 
-func (o WatchOptions) query() url.Values {
+func (o WatchOptions) query(sc kube.Scope) url.Values {
 	q := url.Values{}
 	q.Set("watch", "1")
-	setNonEmpty(q, "labelSelector", o.LabelSelector)
-	setNonEmpty(q, "fieldSelector", o.FieldSelector)
+	sc.SetQuery(q)
 	setNonEmpty(q, "resourceVersion", o.ResourceVersion)
 	if o.AllowBookmarks {
 		q.Set("allowWatchBookmarks", "true")
@@ -145,6 +152,9 @@ func (o WatchOptions) query() url.Values {
 		q.Set("resourceVersionMatch", rvm)
 	} else {
 		setNonEmpty(q, "resourceVersionMatch", o.ResourceVersionMatch)
+	}
+	if o.Table && o.TableObject {
+		q.Set("includeObject", "Object")
 	}
 	return q
 }

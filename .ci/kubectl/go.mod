@@ -1,4 +1,4 @@
-// Module kubectl pins the kubectl that the tests drive (internal/sim's
+// Module kubectl pins the kubectl that the tests drive (internal/rig/sim's
 // kubectl test): k8s.io/kubernetes at the version the conformance suite's
 // kube-apiserver is built from (internal/conformance/build/apiserver), with
 // every staging module replaced by its tag of the same release, as there.

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kwatch/kwatch/internal/sim"
-	"github.com/kwatch/kwatch/internal/sim/simtest"
+	"github.com/kwatch/kwatch/internal/rig/sim"
+	"github.com/kwatch/kwatch/internal/rig/simkit"
 )
 
 // TestServerWithoutScheme: -s 127.0.0.1:PORT is plain http, as kubectl
@@ -27,8 +27,8 @@ func TestServerWithoutScheme(t *testing.T) {
 // to a TLS one, is one line naming the scheme that works, at once (the
 // default --request-timeout of 30s would otherwise be the wait).
 func TestProtocolMismatch(t *testing.T) {
-	plain := simtest.Start(t, sim.Options{})
-	tlsSrv := simtest.Start(t, sim.Options{TLS: true})
+	plain := simkit.Start(t, sim.Options{})
+	tlsSrv := simkit.Start(t, sim.Options{TLS: true})
 	plainAddr := strings.TrimPrefix(plain.URL, "http://")
 	tlsAddr := strings.TrimPrefix(tlsSrv.URL, "https://")
 	tests := []struct {
@@ -134,13 +134,18 @@ func TestCompletion(t *testing.T) {
 		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 		return lines[:len(lines)-1] // the last line is the directive
 	}
-	require.Subset(t, complete("get", "--kubeconfig", kc, ""), []string{"pods", "configmaps", "deployments", "namespaces"})
+	require.Subset(t, complete("get", "--kubeconfig", kc, ""), []string{"pods", "configmaps", "deployments.apps", "namespaces"})
 	require.Subset(t, complete("--kubeconfig", kc, "pods,"), []string{"pods,configmaps"}, "after a comma")
+	require.Equal(t, []string{"deployments.apps"}, complete("get", "--kubeconfig", kc, "de"), "only what starts with the word")
+	require.Equal(t, []string{"pods,deployments.apps"}, complete("get", "--kubeconfig", kc, "pods,de"), "after a comma, by the word's last part")
 	require.Equal(t, []string{"db-0", "web-1", "web-2"}, complete("pods", "-n", "demo", "--kubeconfig", kc, ""), "names, through the shortcut")
+	require.Equal(t, []string{"web-1", "web-2"}, complete("pods", "-n", "demo", "--kubeconfig", kc, "we"), "names by prefix")
 	require.Subset(t, complete("get", "pods", "--kubeconfig", kc, "-n", ""), []string{"demo", "other"})
+	require.Equal(t, []string{"other"}, complete("get", "pods", "--kubeconfig", kc, "-n", "o"), "namespaces by prefix")
+	require.Equal(t, []string{"json", "jsonpath=", "jsonpath-file="}, complete("get", "pods", "-o", "j"), "formats by prefix")
 	r := kwatch(t, testEnv(t, "KUBECONFIG="+kc), "__complete", "")
 	require.Equal(t, 0, r.code, "stderr: %s", r.stderr)
-	for _, want := range []string{"get\t", "sim\t", "completion\t", "pods\n", "deployments\n"} {
+	for _, want := range []string{"get\t", "sim\t", "completion\t", "pods\n", "deployments.apps\n"} {
 		require.Contains(t, r.stdout, want, "commands and types at the root")
 	}
 }
@@ -149,7 +154,8 @@ func TestHelpGet(t *testing.T) {
 	for _, args := range [][]string{{"help", "get"}, {"get", "-h"}, {"pods", "--help"}} {
 		r := kwatch(t, testEnv(t), args...)
 		require.Equal(t, 0, r.code, "%q", args)
-		for _, want := range []string{"Usage:", "kwatch [get] TYPE [NAME...]", "--sort-by", "--output-watch-events", "-L, --label-columns"} {
+		for _, want := range []string{"Usage:", "kwatch [get] TYPE [NAME...]", "--sort-by", "--output-watch-events", "-L, --label-columns",
+			"--diff ", "--diff-noise", "--drop-managed-fields", "spec.replicas", "Enter opens"} {
 			require.Contains(t, r.stdout, want, "%q", args)
 		}
 	}

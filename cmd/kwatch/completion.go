@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -39,30 +40,27 @@ func completeTypes(ctx context.Context, e *env, o *getOptions) ([]string, error)
 	if err != nil {
 		return nil, err
 	}
-	var names []string
+	// As kubectl offers them (its api-resources -o name): sorted by group,
+	// the core group first, then by name; a grouped resource as
+	// plural.group.
+	type entry struct{ group, name string }
+	var list []entry
 	for _, r := range all {
 		if strings.Contains(r.Resource, "/") || !slices.Contains(r.Verbs, "list") {
 			continue
 		}
 		name := r.Resource
-		if r.Group != "" && !isPreferred(all, r) {
+		if r.Group != "" {
 			name += "." + r.Group
 		}
-		names = append(names, name)
+		list = append(list, entry{r.Group, name})
 	}
-	slices.Sort(names)
+	slices.SortFunc(list, func(a, b entry) int { return cmp.Or(cmp.Compare(a.group, b.group), cmp.Compare(a.name, b.name)) })
+	names := make([]string, 0, len(list))
+	for _, e := range list {
+		names = append(names, e.name)
+	}
 	return slices.Compact(names), nil
-}
-
-// isPreferred: no resource of another group has r's plural name, so the
-// bare plural names r.
-func isPreferred(all []kube.Resource, r kube.Resource) bool {
-	for _, o := range all {
-		if o.Resource == r.Resource && o.Group != r.Group && o.Group == "" {
-			return false
-		}
-	}
-	return true
 }
 
 // completeNames lists the names of the objects of a type, in the command
@@ -82,7 +80,7 @@ func completeNames(ctx context.Context, e *env, o *getOptions, typ string) ([]st
 	if res.Namespaced && !o.allNamespaces {
 		ns = c.Namespace()
 	}
-	list, err := watch.List[*printers.Object](ctx, c, res, ns, watch.ListOptions{Limit: 500, LabelSelector: o.selector})
+	list, err := watch.List[*printers.Object](ctx, c, res, kube.Scope{Namespace: ns, LabelSelector: o.selector}, watch.ListOptions{Limit: 500})
 	if err != nil {
 		return nil, err
 	}

@@ -112,19 +112,19 @@ func resolve(ctx context.Context, c *kube.Client, name string) (kube.Resource, e
 // unreachable or failing server ends it after ctx's deadline. Refused
 // connections and unknown hosts are final at once.
 func probe(ctx context.Context, t *target, o *getOptions) error {
-	opts := watch.ListOptions{Limit: 1, LabelSelector: o.selector, FieldSelector: fieldSelector(o)}
+	opts := watch.ListOptions{Limit: 1}
 	wait := 200 * time.Millisecond
 	for {
-		_, err := watch.List[*printers.Object](ctx, t.client, t.res, t.namespace, opts)
+		_, err := watch.List[*printers.Object](ctx, t.client, t.res, scope(t, o), opts)
 		if err == nil {
 			return nil
 		}
 		if !transient(err) || ctx.Err() != nil {
-			return describe(ctx, err, t.client.Host())
+			return listRefusal(ctx, err, t, o)
 		}
 		select {
 		case <-ctx.Done():
-			return describe(ctx, err, t.client.Host())
+			return listRefusal(ctx, err, t, o)
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, 5*time.Second)
@@ -163,6 +163,12 @@ func transient(err error) bool {
 	}
 	var netErr net.Error
 	return errors.As(err, &netErr)
+}
+
+// scope is what the command lists and watches: the target's namespace
+// and the selectors of -l, --field-selector and a single name.
+func scope(t *target, o *getOptions) kube.Scope {
+	return kube.Scope{Namespace: t.namespace, LabelSelector: o.selector, FieldSelector: fieldSelector(o)}
 }
 
 // fieldSelector adds metadata.name=NAME when one object was named. Several
@@ -277,14 +283,12 @@ func describe(ctx context.Context, err error, host string) error {
 		if msg == "" {
 			msg = se.Reason
 		}
-		switch se.Code {
-		case 401:
+		switch {
+		case se.Code == 401: // kubectl's words have no hint, and come after its own log lines
 			return fmt.Errorf("the server at %s refused the credentials (401 Unauthorized): check --token or the kubeconfig user", host)
-		case 403:
-			return fmt.Errorf("forbidden (403): %s", msg)
-		case 404:
-			return fmt.Errorf("not found (404): %s", msg)
-		default:
+		case se.Code >= 400 && se.Code < 500:
+			return fromServer(se, se.Message)
+		default: // a failure that outlasted the retries, not a refusal: say which server and what it answered
 			return fmt.Errorf("the server at %s answered %d %s: %s", host, se.Code, se.Reason, msg)
 		}
 	}
@@ -298,6 +302,39 @@ func describe(ctx context.Context, err error, host string) error {
 		return fmt.Errorf("cannot reach the API server at %s: %w (%s)", host, err, hint)
 	}
 	return fmt.Errorf("cannot reach the API server at %s: %w", host, err)
+}
+
+// fromServer is a refusal (4xx but 401) the server worded, as kubectl
+// prints one (StandardErrorMessage): "Error from server (Reason): msg",
+// or without the parentheses when the server gave no reason.
+func fromServer(se *kube.StatusError, msg string) *serverError {
+	if msg == "" {
+		msg = fmt.Sprintf("%d %s", se.Code, http.StatusText(int(se.Code)))
+	}
+	if se.Reason == "" {
+		return &serverError{msg: "Error from server: " + msg}
+	}
+	return &serverError{msg: "Error from server (" + se.Reason + "): " + msg}
+}
+
+// listRefusal is the line for a list the server refused: describe's,
+// except that kubectl says which list a 400 or a 404 was about
+// (cli-runtime's EnhanceListError), with the resource as a
+// GroupVersionResource prints itself ("apps/v1, Resource=deployments")
+// and the user's selectors. (kubectl gets named objects, and says
+// nothing more of those.)
+func listRefusal(ctx context.Context, err error, t *target, o *getOptions) error {
+	se, ok := kube.AsStatus(err)
+	_, mismatch := protocolMismatch(err, t.client.Host()) // Go's TLS server answers plain HTTP with a 400
+	if !ok || mismatch || (se.Code != 400 && se.Code != 404) || len(o.names) > 0 {
+		return describe(ctx, err, t.client.Host())
+	}
+	gvr := t.res.Group + "/" + t.res.Version + ", Resource=" + t.res.Resource
+	if o.selector == "" && o.fieldSelector == "" {
+		return fromServer(se, fmt.Sprintf("Unable to list %q: %s", gvr, se.Message))
+	}
+	return fromServer(se, fmt.Sprintf("Unable to find %q that match label selector %q, field selector %q: %s",
+		gvr, o.selector, o.fieldSelector, se.Message))
 }
 
 // certificateHint says what to change when the server's certificate is not

@@ -171,8 +171,8 @@ func fullObjects[T watch.Object](ctx context.Context, t *target, o *getOptions, 
 	}
 	ctx, cancel := withTimeout(ctx, o.requestTimeout)
 	defer cancel()
-	opts := watch.ListOptions{LabelSelector: o.selector, FieldSelector: fieldSelector(o), Limit: max(o.chunkSize, 0)}
-	_, err := watch.ListEach(ctx, t.client, t.res, t.namespace, opts, func(r *printers.Raw) error {
+	opts := watch.ListOptions{Limit: max(o.chunkSize, 0)}
+	_, err := watch.ListEach(ctx, t.client, t.res, scope(t, o), opts, func(r *printers.Raw) error {
 		out[r.GetNamespace()+"/"+r.GetName()] = bytes.Clone(r.JSON)
 		return nil
 	})

@@ -35,6 +35,9 @@
 //     cmd/kwatch/golden_test.go holds kwatch to the real kubectl's output.
 //   - Named objects are fetched first: a missing one is kubectl's
 //     `Error from server (NotFound): ...` and exit 1, before any watch.
+//     Any refusal (4xx) the server words but a 401 is printed as kubectl prints
+//     it (describe, listRefusal in connect.go), and so are names given
+//     beside a selector and kubectl's "No resources found" notices.
 //   - Fail fast: TLS spoken to a plain HTTP server (or the reverse), a
 //     certificate the client does not trust, a refused handshake or
 //     connection end the command at once with one line; configuration
@@ -44,12 +47,20 @@
 //     "reconnecting since 15:04:05 (42s)" and the last error (status.go,
 //     monitor); rows printed meanwhile erase it first. Elsewhere one line
 //     says so. A line says when watching resumes.
+//   - "--diff" prints under each MODIFIED change the fields it changed since
+//     the version printed before it (package internal/diff; diffsink.go),
+//     noise left out unless --diff-noise, and says when a relist computed
+//     the change (informer.RelistUpdater); with -o json|yaml each watch
+//     event carries the JSON patch instead. Tables then ask for each row's
+//     whole object (informer.Options.TableObject).
 //   - "--sim" runs against an in-process simulated cluster; "kwatch sim"
 //     serves one for other clients.
 //   - "--live", on a terminal, shows the resource as a full-screen table
 //     updated in place (package internal/live): rows sorted, statuses
 //     coloured and counted, ages ticking, the connection's state and
-//     staleness, keys to filter, sort, pick a namespace, scroll and quit. The
+//     staleness, the cells that changed marked for a few seconds, a
+//     selected row whose last changes Enter shows (the --diff fields),
+//     keys to filter, sort, pick a namespace, scroll and quit. The
 //     informer's logs are not shown there; its connection line says what
 //     the informer is doing.
 //   - SIGINT and SIGTERM stop the informer, wait for it, flush the output

@@ -10,15 +10,15 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kwatch/kwatch/internal/sim"
-	"github.com/kwatch/kwatch/internal/sim/simtest"
+	"github.com/kwatch/kwatch/internal/rig/sim"
+	"github.com/kwatch/kwatch/internal/rig/simkit"
 )
 
 // demo serves a simulated cluster with three pods in namespace demo and
 // returns it with a kubeconfig for it.
-func demo(t *testing.T, opts sim.Options) (*simtest.Harness, string) {
+func demo(t *testing.T, opts sim.Options) (*simkit.Harness, string) {
 	t.Helper()
-	h := simtest.Start(t, opts)
+	h := simkit.Start(t, opts)
 	for _, p := range []sim.Pod{
 		{Namespace: "demo", Name: "web-1", NodeName: "node-1", Ready: true, Labels: map[string]string{"app": "web"}},
 		{Namespace: "demo", Name: "web-2", NodeName: "node-2", Ready: true, Restarts: 3, Labels: map[string]string{"app": "web"}},
@@ -79,7 +79,7 @@ func TestListTable(t *testing.T) {
 func TestNamespaceFromContext(t *testing.T) {
 	h, _ := demo(t, sim.Options{})
 	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	body := strings.Replace(string(simtest.KubeconfigBytes(h.URL, nil, "")), "namespace: default", "namespace: demo", 1)
+	body := strings.Replace(string(sim.KubeconfigBytes(h.URL, nil, "")), "namespace: default", "namespace: demo", 1)
 	require.NoError(t, os.WriteFile(kc, []byte(body), 0o600))
 	r := kwatch(t, testEnv(t, "KUBECONFIG="+kc), "pods", "-o", "name", "--watch=false")
 	require.Equal(t, 0, r.code, "stderr: %s", r.stderr)

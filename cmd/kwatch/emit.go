@@ -17,6 +17,13 @@ import (
 type change[T any] struct {
 	typ watch.EventType
 	obj T
+	// old is the version printed before a MODIFIED one (hasOld), for
+	// --diff; relisted: the informer computed the change after a relist
+	// (a DELETED whose final state is unknown, or an update that may span
+	// several changes kwatch did not see).
+	old      T
+	hasOld   bool
+	relisted bool
 }
 
 // sink formats changes onto the output: a table or a stream of objects.
@@ -90,8 +97,11 @@ func (em *emitter[T]) handler() informer.Handler[T] {
 			}
 			em.print(change[T]{typ: watch.Added, obj: obj})
 		},
-		UpdateFunc: func(_, obj T) { em.print(change[T]{typ: watch.Modified, obj: obj}) },
-		DeleteFunc: func(obj T, _ bool) { em.print(change[T]{typ: watch.Deleted, obj: obj}) },
+		UpdateFunc: func(old, obj T) { em.print(change[T]{typ: watch.Modified, obj: obj, old: old, hasOld: true}) },
+		DeleteFunc: func(obj T, unknown bool) { em.print(change[T]{typ: watch.Deleted, obj: obj, relisted: unknown}) },
+		RelistUpdateFunc: func(old, obj T) {
+			em.print(change[T]{typ: watch.Modified, obj: obj, old: old, hasOld: true, relisted: true})
+		},
 	}
 }
 

@@ -138,7 +138,7 @@ func (f *fakeStats) Stats() informer.Stats   { return f.s }
 func (f *fakeStats) Health() informer.Health { return informer.Health{} }
 
 func TestCounterSync(t *testing.T) {
-	reg := metrics.NewRegistry()
+	reg := metrics.NewSet()
 	src := &fakeStats{}
 	cs := newCounterSync(reg, src, metrics.Label{Name: "resource", Value: "pods"})
 	scrape := func() string {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kwatch/kwatch/internal/sim"
-	"github.com/kwatch/kwatch/internal/sim/simtest"
+	"github.com/kwatch/kwatch/internal/rig/sim"
+	"github.com/kwatch/kwatch/internal/rig/simkit"
 )
 
 // requireOneLineError checks a failed run: a non-zero status, nothing on
@@ -21,7 +21,10 @@ func requireOneLineError(t *testing.T, r result, want ...string) {
 	require.Empty(t, r.stdout)
 	lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
 	require.Len(t, lines, 1, "one line on stderr, got:\n%s", r.stderr)
-	require.True(t, strings.HasPrefix(lines[0], "kwatch: "), "got %q", lines[0])
+	// kwatch's prefix, or kubectl's where the words are kubectl's (its
+	// own, or a server's refusal).
+	require.True(t, strings.HasPrefix(lines[0], "kwatch: ") || strings.HasPrefix(lines[0], "error: ") ||
+		strings.HasPrefix(lines[0], "Error from server "), "got %q", lines[0])
 	for _, w := range want {
 		require.Contains(t, lines[0], w)
 	}
@@ -53,9 +56,9 @@ func TestNoCluster(t *testing.T) {
 }
 
 func TestRefusedCredentials(t *testing.T) {
-	h := simtest.Start(t, sim.Options{BearerToken: "right-token"})
+	h := simkit.Start(t, sim.Options{BearerToken: "right-token"})
 	wrong := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, os.WriteFile(wrong, simtest.KubeconfigBytes(h.URL, nil, "wrong-token"), 0o600))
+	require.NoError(t, os.WriteFile(wrong, sim.KubeconfigBytes(h.URL, nil, "wrong-token"), 0o600))
 	t.Run("kubeconfig with a wrong token", func(t *testing.T) {
 		requireOneLineError(t, kwatch(t, testEnv(t), "pods", "--kubeconfig", wrong), "401")
 	})
@@ -78,8 +81,8 @@ func TestServerRefusals(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"bad label selector", []string{"pods", "-l", "app in (", "--kubeconfig", kc}, "400"},
-		{"unsupported field selector", []string{"pods", "--field-selector", "spec.nope=x", "--kubeconfig", kc}, "400"},
+		{"bad label selector", []string{"pods", "-l", "app in (", "--kubeconfig", kc}, "Error from server (BadRequest): "},
+		{"unsupported field selector", []string{"pods", "--field-selector", "spec.nope=x", "--kubeconfig", kc}, "Error from server (BadRequest): "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -106,7 +109,7 @@ func TestBadFlags(t *testing.T) {
 		{"unknown long flag", []string{"pods", "--bogus"}, "unknown flag --bogus"},
 		{"unknown short flag", []string{"pods", "-Z"}, "unknown flag -Z"},
 		{"missing value", []string{"pods", "-n"}, "flag -n needs a value"},
-		{"bad output", []string{"pods", "-o", "xml"}, `unknown output format "xml"`},
+		{"bad output", []string{"pods", "-o", "xml"}, `error: unable to match a printer suitable for the output format "xml"`},
 		{"bad bool", []string{"pods", "--watch=maybe"}, "watch"},
 		{"bad duration", []string{"pods", "--request-timeout", "soon"}, "request-timeout"},
 		{"no resource", []string{"-n", "demo"}, "name a resource"},

@@ -11,7 +11,21 @@ import (
 )
 
 // usageError is bad command-line input: it exits with status 2.
-type usageError struct{ msg string }
+type usageError struct {
+	msg string
+	// kubectl: the message is kubectl's words, printed with its "error: "
+	// prefix (kubectlPrefix) instead of kwatch's.
+	kubectl bool
+}
+
+// kubectlUsagef is a usage error in kubectl's words, printed as kubectl
+// prints it.
+func kubectlUsagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...), kubectl: true}
+}
+
+// kubectlPrefix starts kubectl's own error lines.
+const kubectlPrefix = "error: "
 
 func (e *usageError) Error() string { return e.msg }
 

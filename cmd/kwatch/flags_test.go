@@ -35,9 +35,7 @@ func TestParseGetArgs(t *testing.T) {
 		{[]string{"pods", "-o=json", "--output-watch-events"}, with(func(o *getOptions) { o.output, o.format, o.watchEvents = "json", formatJSON, true })},
 		{[]string{"pods", "--watch=false"}, with(func(o *getOptions) { o.watch = false })},
 		{[]string{"pods", "-w=false"}, with(func(o *getOptions) { o.watch = false })},
-		{[]string{"pods", "web-1", "-l", "app=web,tier!=db"}, with(func(o *getOptions) {
-			o.requests, o.selector = []request{{resource: "pods", names: []string{"web-1"}}}, "app=web,tier!=db"
-		})},
+		{[]string{"pods", "-l", "app=web,tier!=db"}, with(func(o *getOptions) { o.selector = "app=web,tier!=db" })},
 		{[]string{"pods", "-l", "-weird"}, with(func(o *getOptions) { o.selector = "-weird" })},
 		{[]string{"pods", "--field-selector", "status.phase=Running"}, with(func(o *getOptions) { o.fieldSelector = "status.phase=Running" })},
 		{[]string{"pods", "--", "-dash-name"}, with(func(o *getOptions) { o.requests[0].names = []string{"-dash-name"} })},

@@ -58,6 +58,9 @@ func runGet(ctx context.Context, e *env, o *getOptions) error {
 			errs = append(errs, err)
 		}
 	}
+	if len(o.requests) > 1 && o.emptyTypes == len(o.requests) {
+		fmt.Fprintln(e.stderr, o.noneFound)
+	}
 	return errors.Join(errs...)
 }
 
@@ -92,22 +95,40 @@ func getWith(ctx context.Context, g *group, e *env, o *getOptions) error {
 		return watchWith(g, e, o, t, view[*printers.Raw]{sink: o.shared}, out)
 	case table: // the server prints the rows, as it does for kubectl
 		return watchWith(g, e, o, t, view[*printers.ServerRow]{
-			sink: newServerTable(out, e, o, t), table: true,
-			transform: func(r *printers.ServerRow) *printers.ServerRow { return r.Slim() },
+			sink: withDiff[*printers.ServerRow](newServerTable(g.ctx, out, e, o, t), out, e, o), table: true,
+			// --diff compares whole objects: the rows carry them.
+			tableObject: o.diff,
+			transform: func(r *printers.ServerRow) *printers.ServerRow {
+				if !o.diff {
+					r.Object = nil
+				}
+				return r.Slim()
+			},
 		}, out)
 	case o.format == formatJSONPath || o.format == formatCustomColumns:
 		s, err := newTemplateSink(out, o)
 		if err != nil {
 			return err
 		}
-		return watchWith(g, e, o, t, view[*printers.Raw]{sink: s}, out)
+		return watchWith(g, e, o, t, view[*printers.Raw]{sink: withDiff[*printers.Raw](s, out, e, o)}, out)
+	case o.output == "name" && o.diff: // the names, and what changed in the whole objects
+		s := &streamSink[*printers.Raw]{stream: newStream(out, o, t), raw: func(*printers.Raw) []byte { return nil }}
+		return watchWith(g, e, o, t, view[*printers.Raw]{sink: withDiff[*printers.Raw](s, out, e, o)}, out)
 	case o.output == "name":
 		s := &streamSink[*printers.Object]{stream: newStream(out, o, t), raw: func(*printers.Object) []byte { return nil }}
 		return watchWith(g, e, o, t, view[*printers.Object]{sink: s, metadataOnly: true}, out)
 	default:
-		s := &streamSink[*printers.Raw]{stream: newStream(out, o, t), raw: func(r *printers.Raw) []byte { return r.JSON }}
+		s := &streamSink[*printers.Raw]{stream: newStream(out, o, t), raw: func(r *printers.Raw) []byte { return r.JSON }, patch: o.diff}
 		return watchWith(g, e, o, t, view[*printers.Raw]{sink: s}, out)
 	}
+}
+
+// withDiff wraps a line output's sink with --diff's lines when asked.
+func withDiff[T any](s sink[T], out io.Writer, e *env, o *getOptions) sink[T] {
+	if !o.diff {
+		return s
+	}
+	return newDiffSink(s, out, e, o)
 }
 
 // view is how one output format sees objects: the type they decode into,
@@ -116,6 +137,7 @@ type view[T watch.Object] struct {
 	sink         sink[T]
 	metadataOnly bool
 	table        bool      // T decodes the server's Table rows
+	tableObject  bool      // and each row carries its whole object
 	transform    func(T) T // may slim an object before it is cached
 }
 
@@ -176,9 +198,8 @@ func watchWith[T watch.Object](g *group, e *env, o *getOptions, t *target, v vie
 	v.sink = sk
 	prog := newProgress(e, t.res.Resource)
 	inf, err := informer.New(informer.Options[T]{
-		Client: t.client, Resource: t.res, Namespace: t.namespace,
-		LabelSelector: o.selector, FieldSelector: fieldSelector(o), PageSize: pageSize(o), ListMode: listMode(o),
-		MetadataOnly: v.metadataOnly, Table: v.table, Logger: logger(e, o),
+		Client: t.client, Resource: t.res, Scope: scope(t, o),
+		MetadataOnly: v.metadataOnly, Table: v.table, TableObject: v.tableObject, Logger: logger(e, o),
 		Transform: func(obj T) (T, error) {
 			prog.add(1)
 			if v.transform != nil {
@@ -189,6 +210,7 @@ func watchWith[T watch.Object](g *group, e *env, o *getOptions, t *target, v vie
 			}
 			return obj, nil
 		},
+		Tuning: informer.Tuning{PageSize: pageSize(o), ListMode: listMode(o)},
 	})
 	if err != nil {
 		return err

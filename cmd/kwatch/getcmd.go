@@ -130,9 +130,16 @@ func printErrors(w io.Writer, err error, prefix string) {
 		_, _ = w.Write(b.Bytes())
 		return
 	}
-	var se *serverError
-	if errors.As(err, &se) {
+	var (
+		se *serverError
+		ue *usageError
+		re *kube.UnknownResourceError
+	)
+	switch {
+	case errors.As(err, &se):
 		prefix = ""
+	case errors.As(err, &ue) && ue.kubectl, errors.As(err, &re):
+		prefix = kubectlPrefix // where kubectl has the words, its prefix too
 	}
 	_, _ = io.WriteString(w, prefix+oneLine(err.Error())+"\n")
 }
@@ -149,10 +156,13 @@ func completeGetArgs(ctx context.Context, e *env, o *getOptions, args []string, 
 			return nil, cobra.ShellCompDirectiveError | cobra.ShellCompDirectiveNoFileComp
 		}
 		// "pods,svc": complete the part after the last comma.
+		done, part := "", toComplete
 		if i := strings.LastIndex(toComplete, ","); i >= 0 {
-			for j := range types {
-				types[j] = toComplete[:i+1] + types[j]
-			}
+			done, part = toComplete[:i+1], toComplete[i+1:]
+		}
+		types = withPrefix(types, part)
+		for j := range types {
+			types[j] = done + types[j]
 		}
 		return types, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -163,21 +173,33 @@ func completeGetArgs(ctx context.Context, e *env, o *getOptions, args []string, 
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveError | cobra.ShellCompDirectiveNoFileComp
 	}
-	return names, cobra.ShellCompDirectiveNoFileComp
+	return withPrefix(names, toComplete), cobra.ShellCompDirectiveNoFileComp
+}
+
+// withPrefix keeps the candidates that start with prefix, as kubectl's
+// completions do: the shell is given only what can complete the word.
+func withPrefix(list []string, prefix string) []string {
+	out := list[:0:0]
+	for _, s := range list {
+		if strings.HasPrefix(s, prefix) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // registerGetCompletions completes flag values that name things on the
 // server (namespaces) or in the kubeconfig.
 func registerGetCompletions(cmd *cobra.Command, e *env, o *getOptions) {
-	_ = cmd.RegisterFlagCompletionFunc("namespace", func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	_ = cmd.RegisterFlagCompletionFunc("namespace", func(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		names, err := completeNames(cmd.Context(), e, o, "namespaces")
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveError | cobra.ShellCompDirectiveNoFileComp
 		}
-		return names, cobra.ShellCompDirectiveNoFileComp
+		return withPrefix(names, toComplete), cobra.ShellCompDirectiveNoFileComp
 	})
-	_ = cmd.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return []cobra.Completion{"wide", "json", "yaml", "name", "jsonpath=", "jsonpath-file=", "custom-columns=", "custom-columns-file="},
+	_ = cmd.RegisterFlagCompletionFunc("output", func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return withPrefix([]string{"wide", "json", "yaml", "name", "jsonpath=", "jsonpath-file=", "custom-columns=", "custom-columns-file="}, toComplete),
 			cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 	})
 }

@@ -31,6 +31,11 @@ type getOptions struct {
 	resource string
 	names    []string
 	missing  []error // named objects found missing, reported at the end
+	// emptyTypes counts the requests whose list was empty, and noneFound
+	// is kubectl's line for them: with several types kubectl says it once,
+	// and only when every one was empty (runGet).
+	emptyTypes int
+	noneFound  string
 	// shared is the one output of several types printed as one document
 	// (newSharedOutput); nil when each prints its own.
 	shared *sharedOutput
@@ -54,6 +59,9 @@ type getOptions struct {
 	showKind       bool
 	ignoreNotFound bool
 	chunkSize      int64
+	diff           bool // --diff: what each MODIFIED change changed
+	diffNoise      bool // --diff-noise: also the fields every write changes
+	dropManaged    bool // --drop-managed-fields in watch events
 	chunkSizeSet   bool // --chunk-size was given: list in pages of it, not as a stream
 
 	conn connFlags
@@ -122,6 +130,10 @@ func addGetFlags(fs *pflag.FlagSet, o *getOptions) {
 	fs.BoolVar(&o.showKind, "show-kind", false, "name objects as kind/name")
 	fs.BoolVar(&o.ignoreNotFound, "ignore-not-found", false, "a named object that does not exist is not an error")
 	fs.Int64Var(&o.chunkSize, "chunk-size", defaultChunkSize, "list in pages of this many objects (0: one page)")
+	fs.BoolVar(&o.diff, "diff", false,
+		"while watching, under each MODIFIED change the fields it changed (spec.replicas: 3 → 5); with -o json|yaml, a JSON patch beside each object")
+	fs.BoolVar(&o.diffNoise, "diff-noise", false, "with --diff, also the fields every write changes (resourceVersion, generation, managedFields)")
+	fs.BoolVar(&o.dropManaged, "drop-managed-fields", false, "leave metadata.managedFields out of --output-watch-events objects (kubectl keeps them there)")
 	fs.StringVar(&o.conn.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
 	fs.StringVar(&o.conn.context, "context", "", "kubeconfig context to use")
 	fs.StringVarP(&o.conn.server, "server", "s", "", "API server address, overriding the kubeconfig (no scheme: http, as kubectl)")
@@ -153,6 +165,9 @@ func (o *getOptions) validate(args []string, changed func(string) bool) error {
 		return err
 	}
 	o.requests = reqs
+	if err := o.checkNamesAndSelectors(args); err != nil {
+		return err
+	}
 	o.requestTimeoutSet = changed("request-timeout")
 	o.chunkSizeSet = changed("chunk-size")
 	if o.watchOnly {
@@ -176,14 +191,35 @@ func (o *getOptions) validate(args []string, changed func(string) bool) error {
 		return usagef("--sim-pods must be >= 0, --sim-namespaces >= 1 and --sim-rate >= 0")
 	case o.chunkSize < 0:
 		return usagef("--chunk-size must be >= 0, got %d", o.chunkSize)
-	case o.watch && len(o.requests) > 1: // kubectl's words
-		return usagef("you may only specify a single resource type (--watch=false lists several)")
-	case o.watch && len(o.requests[0].names) > 1:
-		return usagef("you may only watch a single resource or type of resource at a time (--watch=false lists several)")
+	case o.watch && len(o.requests) > 1:
+		return kubectlUsagef("you may only specify a single resource type")
+	case o.watch && len(o.requests[0].names) > 1: // kubectl lists them first, then says this
+		return kubectlUsagef("you may only watch a single resource or type of resource at a time")
 	case o.sortBy != "" && o.watchEvents:
 		return usagef("--sort-by sorts a table or list; it cannot sort --output-watch-events")
+	case o.diff && !o.watch:
+		return usagef("--diff shows what each change changed: it needs a watch (-w), not --watch=false")
+	case o.diffNoise && !o.diff:
+		return usagef("--diff-noise shows more of --diff: add --diff")
+	}
+	if o.diff && (o.format == formatJSON || o.format == formatYAML) {
+		o.watchEvents = true // the patch goes beside the object, in the event
 	}
 	return nil
+}
+
+// checkNamesAndSelectors refuses names beside -l or --field-selector in
+// kubectl's words, which depend on the form the names took: "pods/x" and
+// "pods,svc x" are resource/name arguments to kubectl, "pods x" a name.
+// kubectl says this before it looks at anything else (-o among them).
+func (o *getOptions) checkNamesAndSelectors(args []string) error {
+	if o.selector == "" && o.fieldSelector == "" || len(args) < 2 && !strings.Contains(args[0], "/") {
+		return nil
+	}
+	if strings.Contains(args[0], "/") || strings.Contains(args[0], ",") {
+		return kubectlUsagef("selectors and the all flag cannot be used when passing resource/name arguments")
+	}
+	return kubectlUsagef("name cannot be provided when a selector is specified")
 }
 
 // parseRequests reads the positional arguments as kubectl does.
@@ -196,7 +232,7 @@ func parseRequests(args []string) ([]request, error) {
 		for _, a := range args {
 			typ, name, ok := strings.Cut(a, "/")
 			if !ok || typ == "" || name == "" {
-				return nil, usagef("there is no need to specify a resource type as a separate argument when passing arguments in resource/name form (got %q)", a)
+				return nil, kubectlUsagef("arguments in resource/name form must have a single resource and name")
 			}
 			reqs = addName(reqs, typ, name)
 		}
@@ -262,7 +298,8 @@ func (o *getOptions) readOutput() error {
 		}
 		o.template = text
 	default:
-		return usagef("unknown output format %q: use wide, json, yaml, name, jsonpath=..., jsonpath-file=..., custom-columns=... or custom-columns-file=...", o.output)
+		return kubectlUsagef("unable to match a printer suitable for the output format %q, allowed formats are: "+
+			"custom-columns,custom-columns-file,json,jsonpath,jsonpath-file,name,wide,yaml", o.output)
 	}
 	return nil
 }
@@ -336,12 +373,37 @@ deploy, deployments.apps). The table is kubectl's; while watching, every
 change is a new row (with --output-watch-events, an EVENT column says
 ADDED, MODIFIED or DELETED). Flags may come before or after TYPE.
 
+--diff shows what kubectl cannot: under each MODIFIED row, one line per
+field that changed since the version printed before it for that object,
+coloured on a terminal:
+
+  web-5d4f-x2   1/1   Running   1   3d
+      status.containerStatuses[name=web].restartCount: 0 → 1
+      metadata.labels.tier: (added) front
+
+Lists are matched by key (containers, env and ports by name, conditions
+by type); resourceVersion, generation, status.observedGeneration and
+managedFields are left out unless --diff-noise. A change the informer
+computed after a relist (it may span changes made while disconnected)
+says "(computed after a relist)". With -o json or yaml, --diff prints
+watch events with a "patch" (RFC 6902, noise included: it rebuilds the
+object exactly) beside each MODIFIED object, and "relisted": true after a
+relist.
+
+--live shows the table full-screen, updated in place: cells that changed
+are marked for a few seconds; ↑↓ select a row and Enter opens a
+scrollable pane of its last changes (the same fields as --diff); Esc
+goes back.
+
 Examples:
   kwatch pods
   kwatch pods -A -o wide
   kwatch get deploy -n kube-system
   kwatch pods -l app=web --field-selector status.phase=Running
   kwatch pods -o json --output-watch-events
+  kwatch deploy --diff
+  kwatch pods -o json --diff | jq -c .patch
+  kwatch pods --live
   kwatch pods --watch=false -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}'
   kwatch pods --watch=false -o custom-columns=NAME:.metadata.name,NODE:.spec.nodeName --sort-by=.spec.nodeName
   kwatch pods,services --watch=false

@@ -9,21 +9,21 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kwatch/kwatch/internal/sim"
-	"github.com/kwatch/kwatch/internal/sim/simtest"
+	"github.com/kwatch/kwatch/internal/rig/sim"
+	"github.com/kwatch/kwatch/internal/rig/simkit"
 )
 
 // tablesCluster serves one or more objects of every kind the simulator
 // prints a Table for, plus a custom resource with printer columns, created
 // three days ago to the second so that AGE prints "3d" to kubectl and kwatch
 // alike.
-func tablesCluster(t *testing.T) (*simtest.Harness, string) {
+func tablesCluster(t *testing.T) (*simkit.Harness, string) {
 	t.Helper()
 	var loading atomic.Bool
 	loading.Store(true)
 	created := time.Now().Add(-72 * time.Hour).Truncate(time.Second)
 	stamp := created.UTC().Format(time.RFC3339)
-	h := simtest.Start(t, sim.Options{
+	h := simkit.Start(t, sim.Options{
 		Clock: func() time.Time {
 			if loading.Load() {
 				return created

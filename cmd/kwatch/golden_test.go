@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,35 +15,70 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kwatch/kwatch/internal/sim"
-	"github.com/kwatch/kwatch/internal/sim/simtest"
+	"github.com/kwatch/kwatch/internal/rig/sim"
+	"github.com/kwatch/kwatch/internal/rig/simkit"
 )
 
 // goldenKubectl finds kubectl on PATH (make unit puts the pinned v1.37.2
-// first). Without one the golden tests skip, except when CI is set: there
-// a skipped comparison would pass unnoticed, so it fails.
+// first) and checks that it is the version .ci/kubectl pins: the golden
+// tests compare bytes with that one, and an older kubectl (a machine's
+// own) prints other bytes. Without it the golden tests skip, except when
+// CI is set: there a skipped comparison would pass unnoticed, so it fails.
 func goldenKubectl(t *testing.T) string {
 	t.Helper()
+	const how = "make kubectl builds the pinned one (.ci/kubectl); make unit builds it and puts it first on PATH"
+	skip := func(format string, args ...any) {
+		t.Helper()
+		if _, ci := os.LookupEnv("CI"); ci {
+			t.Fatalf(format+", and CI is set, so the golden tests must run: "+how, args...)
+		}
+		t.Skipf(format+": skipping the golden tests ("+how+")", args...)
+	}
 	bin, err := exec.LookPath("kubectl")
 	if err != nil {
-		const how = "make kubectl builds the pinned one (.ci/kubectl); make unit builds it and puts it first on PATH"
-		if _, ci := os.LookupEnv("CI"); ci {
-			t.Fatalf("kubectl not found on PATH (%v), and CI is set, so the golden tests must run: %s", err, how)
-		}
-		t.Skipf("kubectl not found on PATH (%v): skipping the golden tests (%s)", err, how)
+		skip("kubectl not found on PATH (%v)", err)
+	}
+	pinned := pinnedKubectlVersion(t)
+	out, err := exec.Command(bin, "version", "--client=true", "--output=json").Output()
+	if err != nil {
+		skip("%s version: %v", bin, err)
+	}
+	var v struct {
+		ClientVersion struct {
+			GitVersion string `json:"gitVersion"`
+		} `json:"clientVersion"`
+	}
+	if err := json.Unmarshal(out, &v); err != nil || v.ClientVersion.GitVersion != pinned {
+		skip("%s is kubectl %q (%v), not the pinned %s", bin, v.ClientVersion.GitVersion, err, pinned)
 	}
 	return bin
+}
+
+// pinnedKubectlVersion is the k8s.io/kubernetes version .ci/kubectl's
+// go.mod requires: the kubectl the golden tests compare with.
+func pinnedKubectlVersion(t *testing.T) string {
+	t.Helper()
+	mod, err := os.ReadFile(filepath.Join("..", "..", ".ci", "kubectl", "go.mod"))
+	require.NoError(t, err)
+	for line := range strings.Lines(string(mod)) {
+		f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
+		if len(f) == 2 && f[0] == "k8s.io/kubernetes" {
+			return f[1]
+		}
+	}
+	t.Fatalf(".ci/kubectl/go.mod requires no k8s.io/kubernetes")
+	return ""
 }
 
 // goldenCluster serves pods whose ages stay put for the test: created
 // three days ago to the second, they print as "3d" for an hour, to
 // kubectl and kwatch alike.
-func goldenCluster(t *testing.T) (*simtest.Harness, string) {
+func goldenCluster(t *testing.T) (*simkit.Harness, string) {
 	t.Helper()
 	var loading atomic.Bool
 	loading.Store(true)
 	created := time.Now().Add(-72 * time.Hour).Truncate(time.Second)
-	h := simtest.Start(t, sim.Options{Clock: func() time.Time {
+	h := simkit.Start(t, sim.Options{Clock: func() time.Time {
 		if loading.Load() {
 			return created
 		}
@@ -171,6 +207,15 @@ func TestGoldenKubectl(t *testing.T) {
 		{"pods", "nope", "-n", "demo", "--ignore-not-found"},
 		{"pods", "-l", "app=nope", "-n", "demo"},
 		{"pods", "-l", "app=nope", "-n", "demo", "--ignore-not-found"},
+		{"pods", "-l", "app=nope", "-A"},
+		// Several types, some or all of them empty: kubectl says so once, when all are.
+		{"pods,deployments", "-n", "demo"},
+		{"deployments,services", "-n", "demo", "-l", "app=nope"},
+		{"nodes,pods", "-n", "demo", "-l", "app=nope"},
+		// Lists the server refuses, in kubectl's words.
+		{"pods", "-n", "demo", "-l", "app in ("},
+		{"deployments", "-A", "--field-selector", "spec.nope=x"},
+		{"pods", "-n", "demo", "-l", "app=web", "--field-selector", "spec.nope=x"},
 	}
 	for _, args := range cases {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kwatch/kwatch/internal/testutil"
+	"github.com/kwatch/kwatch/internal/rig/testutil"
 )
 
 // wait bounds anything asynchronous: the machine is loaded and slow, and

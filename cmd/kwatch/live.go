@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/gdamore/tcell/v2"
 
+	"github.com/kwatch/kwatch/cmd/kwatch/internal/diff"
 	"github.com/kwatch/kwatch/cmd/kwatch/internal/live"
 	"github.com/kwatch/kwatch/cmd/kwatch/internal/printers"
 	"github.com/kwatch/kwatch/informer"
@@ -56,21 +58,24 @@ func checkLive(e *env, o *getOptions) error {
 func liveWith(g *group, o *getOptions, t *target, screen tcell.Screen) error {
 	prog := newProgress(&env{}, t.res.Resource) // counts only, draws nothing: the view shows the progress
 	inf, err := informer.New(informer.Options[*printers.ServerRow]{
-		Client: t.client, Resource: t.res, Namespace: t.namespace,
-		LabelSelector: o.selector, FieldSelector: fieldSelector(o), PageSize: pageSize(o), Table: true,
+		Client: t.client, Resource: t.res, Scope: scope(t, o), Table: true,
 		// Logs would scribble over the screen; the connection line says
 		// what the informer is doing.
 		Logger: slog.New(slog.DiscardHandler),
+		// The rows carry their objects, for the changes pane (Enter).
+		TableObject: true,
 		Transform: func(r *printers.ServerRow) (*printers.ServerRow, error) {
 			prog.add(1)
 			return r.Slim(), nil
 		},
+		Tuning: informer.Tuning{PageSize: pageSize(o)},
 	})
 	if err != nil {
 		return err
 	}
 	updates := make(chan live.Update) // unbuffered: the informer coalesces while the view is busy
-	lt := &liveTable{wide: o.format == formatWide}
+	lt := &liveTable{wide: o.format == formatWide,
+		columns: func() ([]printers.Column, error) { return serverColumns(g.ctx, t, o) }}
 	reg, err := inf.AddHandler(lt.handler(g.ctx, updates), informer.HandlerOptions{})
 	if err != nil {
 		return err
@@ -176,6 +181,8 @@ func (ct *connTracker) next(h informer.Health, s informer.Stats, now time.Time) 
 // handler only sends them.
 type liveTable struct {
 	wide bool
+	// columns asks the server for its columns (serverColumns).
+	columns func() ([]printers.Column, error)
 	// cols are the server's columns, nil until a row brings them; shown
 	// indexes the columns on screen; age and status index shown cells (-1:
 	// none).
@@ -186,6 +193,24 @@ type liveTable struct {
 	// list arrives in no particular order); they are shown once columns
 	// come.
 	pending []*printers.ServerRow
+	// now is the view's clock, which stamps changes (time.Now; tests set
+	// their own). history holds each object's last changes, at most
+	// historyLen, for the changes pane.
+	now     func() time.Time
+	history map[string][]live.Change
+	// cellTimes holds when each shown cell of an object last changed.
+	cellTimes map[string][]time.Time
+}
+
+// historyLen bounds the changes kept per object for the changes pane.
+const historyLen = 20
+
+// clock is lt.now, time.Now when unset.
+func (lt *liveTable) clock() time.Time {
+	if lt.now == nil {
+		return time.Now()
+	}
+	return lt.now()
 }
 
 // handler sends every change to the view, waiting while it draws; the
@@ -202,11 +227,67 @@ func (lt *liveTable) handler(ctx context.Context, updates chan<- live.Update) in
 		AddFunc: func(r *printers.ServerRow, initial bool) {
 			send(func(m *live.Model) { lt.upsert(m, r, initial) })
 		},
-		UpdateFunc: func(_, r *printers.ServerRow) { send(func(m *live.Model) { lt.upsert(m, r, false) }) },
+		UpdateFunc: func(old, r *printers.ServerRow) {
+			send(func(m *live.Model) { lt.update(m, old, r, "MODIFIED") })
+		},
+		RelistUpdateFunc: func(old, r *printers.ServerRow) {
+			send(func(m *live.Model) { lt.update(m, old, r, "MODIFIED"+relistNote) })
+		},
 		DeleteFunc: func(r *printers.ServerRow, _ bool) {
 			send(func(m *live.Model) { lt.delete(m, r) })
 		},
 	}
+}
+
+// update shows a changed row: its changed cells marked, and the change's
+// fields added to the object's history (noise left out, as --diff does).
+func (lt *liveTable) update(m *live.Model, old, r *printers.ServerRow, event string) {
+	now := lt.clock()
+	key := rowKey(r)
+	lines := []string{"(the object was not sent whole: no fields to compare)"}
+	if old.Object != nil && r.Object != nil {
+		changes, err := changesOf(change[*printers.ServerRow]{obj: r, old: old, hasOld: true}, diff.Options{})
+		switch {
+		case err != nil:
+			lines = []string{"(cannot compare the versions: " + oneLine(err.Error()) + ")"}
+		case len(changes) == 0:
+			lines = []string{"(no field changed but metadata.resourceVersion, generation or managedFields)"}
+		default:
+			lines = lines[:0]
+			for _, c := range changes {
+				lines = append(lines, c.String())
+			}
+		}
+	}
+	if lt.history == nil {
+		lt.history = map[string][]live.Change{}
+	}
+	h := append(lt.history[key], live.Change{At: now, Event: event, Lines: lines})
+	if len(h) > historyLen {
+		h = slices.Clone(h[len(h)-historyLen:])
+	}
+	lt.history[key] = h
+	if lt.cellTimes == nil {
+		lt.cellTimes = map[string][]time.Time{}
+	}
+	lt.cellTimes[key] = cellsChanged(lt.cellTimes[key], old, r, lt.shown, lt.age, now)
+	lt.upsertAt(m, r, false, now)
+}
+
+// cellsChanged stamps the shown cells that differ between two versions of
+// a row with now, keeping the earlier stamps of the others (a change
+// that touched a cell stays marked when another change follows at once);
+// AGE aside, which ticks by itself.
+func cellsChanged(prev []time.Time, old, r *printers.ServerRow, shown []int, age int, now time.Time) []time.Time {
+	a, b := printers.Pick(old.Cells, shown), printers.Pick(r.Cells, shown)
+	out := make([]time.Time, len(b))
+	copy(out, prev)
+	for i := range b {
+		if i != age && (i >= len(a) || a[i] != b[i]) {
+			out[i] = now
+		}
+	}
+	return out
 }
 
 func rowKey(r *printers.ServerRow) string {
@@ -220,6 +301,10 @@ func rowKey(r *printers.ServerRow) string {
 // initial list wait for a row with columns; a later change without any
 // names the pending cells by position (a server that never sent columns).
 func (lt *liveTable) upsert(m *live.Model, r *printers.ServerRow, initial bool) {
+	lt.upsertAt(m, r, initial, lt.clock())
+}
+
+func (lt *liveTable) upsertAt(m *live.Model, r *printers.ServerRow, initial bool, now time.Time) {
 	if cols := rowColumns(r); cols != nil && !sameColumns(cols, lt.cols) {
 		lt.setColumns(m, cols)
 	}
@@ -228,17 +313,21 @@ func (lt *liveTable) upsert(m *live.Model, r *printers.ServerRow, initial bool) 
 			lt.pending = append(lt.pending, r)
 			return
 		}
-		lt.setColumns(m, firstColumns([]change[*printers.ServerRow]{{obj: r}}))
+		lt.setColumns(m, firstColumns([]change[*printers.ServerRow]{{obj: r}}, lt.columns))
 	}
 	row := lt.row(r)
 	if !initial {
-		row.Changed = time.Now() // the view's clock: Run's default
+		row.Changed = now
 	}
+	row.CellsChanged = lt.cellTimes[rowKey(r)]
+	row.History = lt.history[rowKey(r)]
 	m.Upsert(row)
 }
 
 func (lt *liveTable) delete(m *live.Model, r *printers.ServerRow) {
 	m.Delete(rowKey(r))
+	delete(lt.history, rowKey(r))
+	delete(lt.cellTimes, rowKey(r))
 	for i, p := range lt.pending {
 		if rowKey(p) == rowKey(r) {
 			lt.pending = append(lt.pending[:i], lt.pending[i+1:]...)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -176,4 +177,44 @@ func TestLiveHandlerStopsWithTheContext(t *testing.T) {
 	require.Equal(t, 1, m.Len())
 	cancel()
 	h.OnDelete(serverRow("a", "x", "Running", time.Time{}, nil), false) // nobody reads: the context ends the wait
+}
+
+// TestLiveTableChanges: a change marks the cells that changed, stamped by
+// the view's clock (injected here), and adds the fields it changed to the
+// object's history, which Enter shows.
+func TestLiveTableChanges(t *testing.T) {
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	t1 := t0.Add(time.Hour)
+	m := live.NewModel(live.Options{Resource: "pods"})
+	lt := &liveTable{now: func() time.Time { return t1 }}
+	old := serverRow("a", "web-1", "Pending", t0, podColumns)
+	old.Object = []byte(`{"metadata":{"name":"web-1","resourceVersion":"1"},"status":{"phase":"Pending"}}`)
+	lt.upsert(m, old, true)
+	cur := serverRow("a", "web-1", "Running", t0, nil)
+	cur.Object = []byte(`{"metadata":{"name":"web-1","resourceVersion":"2"},"status":{"phase":"Running"}}`)
+	lt.update(m, old, cur, "MODIFIED")
+
+	styleOf := func(now time.Time, text string) live.Style {
+		for _, sp := range m.Render(now, 80, 8).Lines[4] {
+			if strings.TrimSpace(sp.Text) == text {
+				return sp.Style
+			}
+		}
+		t.Fatalf("no span %q in %v", text, m.Render(now, 80, 8).Lines[4])
+		return 0
+	}
+	require.Equal(t, live.StyleChangedCell, styleOf(t1.Add(time.Second), "Running"), "the changed cell is marked")
+	require.Equal(t, live.StyleChanged, styleOf(t1.Add(time.Second), "web-1"), "the rest of the row is bold")
+	require.Equal(t, live.StyleGood, styleOf(t1.Add(time.Minute), "Running"), "a minute later, by the view's clock, no longer")
+
+	m.HandleKey(live.Key{Code: live.KeyEnter})
+	pane := m.Render(t1, 80, 10).String()
+	require.Contains(t, pane, "CHANGES OF a/web-1\n13:00:00  MODIFIED\n    status.phase: Pending → Running\n", "noise (resourceVersion) left out")
+
+	for i := range historyLen + 5 {
+		lt.update(m, cur, cur, fmt.Sprint("MODIFIED ", i))
+	}
+	require.Len(t, lt.history["a/web-1"], historyLen, "the history is bounded")
+	lt.delete(m, cur)
+	require.Empty(t, lt.history, "a deleted object's history goes")
 }

@@ -14,8 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kwatch/kwatch/internal/sim"
-	"github.com/kwatch/kwatch/internal/sim/simtest"
+	"github.com/kwatch/kwatch/internal/rig/sim"
 )
 
 // The live view's end-to-end tests run kwatch in a real terminal, tmux,
@@ -56,15 +55,20 @@ const (
 // command exits, so the test can read that line.
 func startPane(t *testing.T, env []string, args ...string) *pane {
 	t.Helper()
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "tmux.conf")
-	require.NoError(t, os.WriteFile(conf, []byte("set -g remain-on-exit on\nset -g status off\nset -g default-terminal tmux-256color\n"), 0o600))
-	p := &pane{t: t, tmux: tmuxPath(t), sock: filepath.Join(dir, "sock"), env: withoutTMUX(env)}
 	quoted := []string{shellQuote(binary)}
 	for _, a := range args {
 		quoted = append(quoted, shellQuote(a))
 	}
-	script := strings.Join(quoted, " ") + `; echo "kwatch exited $?"`
+	return startPaneScript(t, env, strings.Join(quoted, " ")+`; echo "kwatch exited $?"`)
+}
+
+// startPaneScript runs a sh script in a new tmux session (see startPane).
+func startPaneScript(t *testing.T, env []string, script string) *pane {
+	t.Helper()
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "tmux.conf")
+	require.NoError(t, os.WriteFile(conf, []byte("set -g remain-on-exit on\nset -g status off\nset -g default-terminal tmux-256color\n"), 0o600))
+	p := &pane{t: t, tmux: tmuxPath(t), sock: filepath.Join(dir, "sock"), env: withoutTMUX(env)}
 	p.run("-f", conf, "new-session", "-d", "-s", "live", "-x", strconv.Itoa(paneWidth), "-y", strconv.Itoa(paneHeight),
 		"sh", "-c", script)
 	t.Cleanup(func() {
@@ -245,7 +249,7 @@ func TestLiveReconnecting(t *testing.T) {
 	old := serveAt(t, oldSrv, "127.0.0.1:0")
 	putPods(t, oldSrv, "keep", "old", 3, 0)
 	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, os.WriteFile(kc, simtest.KubeconfigBytes("http://"+old.addr, nil, ""), 0o600))
+	require.NoError(t, os.WriteFile(kc, sim.KubeconfigBytes("http://"+old.addr, nil, ""), 0o600))
 
 	p := startPane(t, testEnv(t), "pods", "-A", "--live", "--kubeconfig", kc)
 	p.until("watching the old server", matches(`^● watching`, `^keep +old-002 `))
@@ -260,6 +264,45 @@ func TestLiveReconnecting(t *testing.T) {
 	p.until("watching the new server", func(s string) bool {
 		return matches(`^● watching.* · [1-9]\d* relists`, `^keep +new-001 `, ` · 2$`)(s) && lacks(s, "old-00")
 	})
+	p.keys("q")
+	p.exited()
+}
+
+// TestLiveChangedCellsAndChangesPane: a change marks the cells that
+// changed (bold and underlined) for a few seconds, then they are plain
+// again; Enter on a row opens the pane of its last changes, the same
+// fields --diff prints; Esc goes back to the table.
+func TestLiveChangedCellsAndChangesPane(t *testing.T) {
+	h, kc := demo(t, sim.Options{})
+	p := startPane(t, testEnv(t), "pods", "-A", "--live", "--kubeconfig", kc)
+	p.until("the first screen", matches(`^demo +web-2 +\S+ +Running +3 `, `^other +elsewhere `))
+	_, err := h.Server.PutPod(sim.Pod{Namespace: "demo", Name: "web-2", NodeName: "node-2", Ready: true, Restarts: 4,
+		Labels: map[string]string{"app": "web"}})
+	require.NoError(t, err)
+	colours := func() string { return p.run("capture-pane", "-p", "-e", "-t", "live") }
+	// The RESTARTS cell is marked: underlined (SGR 4) up to its text.
+	marked := regexp.MustCompile(`(?m)^(\x1b\[[0-9;]*m)*demo +web-2 .*\x1b\[[0-9;]*4[0-9;]*m(\x1b\[[0-9;]*m)*4(\x1b| )`)
+	deadline := time.Now().Add(wait)
+	for s := colours(); !marked.MatchString(s); s = colours() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the changed cell is not marked within %s:\n%q", wait, s)
+		}
+		time.Sleep(50 * time.Millisecond) // how soon a change is seen, not a timing assumption
+	}
+	for s := colours(); marked.MatchString(s) || !strings.Contains(s, "web-2"); s = colours() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the mark does not go within %s:\n%q", wait, s)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	p.keys("Down", "Down") // db-0, web-1, web-2
+	p.until("web-2 selected", matches(`^demo +web-2 `))
+	p.keys("Enter")
+	p.until("the changes pane", matches(`^CHANGES OF demo/web-2$`, `^\d\d:\d\d:\d\d  MODIFIED$`,
+		`^    status\.containerStatuses\[name=\S+\]\.restartCount: 3 → 4$`, `Esc back`))
+	p.keys("Escape")
+	p.until("the table again", matches(`^NAMESPACE +NAME +READY`, `^demo +web-2 +\S+ +Running +4 `))
 	p.keys("q")
 	p.exited()
 }

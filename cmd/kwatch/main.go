@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/kwatch/kwatch/internal/termtext"
 	"github.com/kwatch/kwatch/kube"
 )
 
@@ -242,9 +243,11 @@ func shortValueAt(fs *pflag.FlagSet, a string) int {
 }
 
 // oneLine keeps an error message on one line: server messages may hold
-// newlines, and a reader wants one line per failure.
+// newlines, and a reader wants one line per failure. Every message from a
+// server or a plugin reaches stderr, /readyz and the live view through it,
+// so it also escapes what could drive a terminal (see termtext).
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return termtext.Escape(strings.Join(strings.Fields(s), " "))
 }
 
 func versionString() string {

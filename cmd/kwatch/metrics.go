@@ -41,7 +41,7 @@ type statCounter struct {
 	get func(informer.Stats) int64
 }
 
-func newCounterSync(reg *metrics.Registry, src statsSource, res metrics.Label) *counterSync {
+func newCounterSync(reg *metrics.Set, src statsSource, res metrics.Label) *counterSync {
 	cs := &counterSync{src: src}
 	add := func(name, help string, get func(informer.Stats) int64) {
 		cs.counters = append(cs.counters, statCounter{c: reg.Counter(name, help, res), get: get})
@@ -83,7 +83,7 @@ func serveMetrics(g *group, o *getOptions, res kube.Resource, inf statsSource, o
 	if err != nil {
 		return nil, fmt.Errorf("cannot serve metrics on --metrics-addr %s: %w", o.metricsAddr, err)
 	}
-	reg := metrics.NewRegistry()
+	reg := metrics.NewSet()
 	label := metrics.Label{Name: "resource", Value: res.String()}
 	cs := newCounterSync(reg, inf, label)
 	registerGauges(reg, inf, objects, label)
@@ -112,7 +112,7 @@ func serveMetrics(g *group, o *getOptions, res kube.Resource, inf statsSource, o
 	}, nil
 }
 
-func registerGauges(reg *metrics.Registry, inf statsSource, objects func() int, label metrics.Label) {
+func registerGauges(reg *metrics.Set, inf statsSource, objects func() int, label metrics.Label) {
 	boolValue := func(b bool) float64 {
 		if b {
 			return 1

@@ -14,8 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kwatch/kwatch/internal/sim"
-	"github.com/kwatch/kwatch/internal/sim/simtest"
+	"github.com/kwatch/kwatch/internal/rig/sim"
+	"github.com/kwatch/kwatch/internal/rig/simkit"
 )
 
 // replica applies a stream of printed watch events to a map, as a reader
@@ -276,7 +276,7 @@ func serverPods(t *testing.T, srv *sim.Server) map[string]string {
 // restarts, cut streams, lost history (410 and relist) and deletes made
 // while kwatch was disconnected.
 func TestReplayAfterFaults(t *testing.T) {
-	h := simtest.Start(t, sim.Options{})
+	h := simkit.Start(t, sim.Options{})
 	srv := h.Server
 	journal, stopJournal := srv.Journal("pods")
 	defer stopJournal()

@@ -13,13 +13,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kwatch/kwatch/internal/sim"
-	"github.com/kwatch/kwatch/internal/sim/simtest"
+	"github.com/kwatch/kwatch/internal/rig/sim"
 )
 
 // served is an in-process simulator on an address the test chose, so that
 // another one can take the same address once it stops: a server restart
-// as kwatch sees it. simtest.Start cannot do that, it always picks a port.
+// as kwatch sees it. simkit.Start cannot do that, it always picks a port.
 type served struct {
 	srv    *sim.Server
 	addr   string
@@ -89,7 +88,7 @@ func TestReplayAfterRestartBehind(t *testing.T) {
 	old := serveAt(t, oldSrv, "127.0.0.1:0")
 	putPods(t, oldSrv, "keep", "shared", 60, 0)
 	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, os.WriteFile(kc, simtest.KubeconfigBytes("http://"+old.addr, nil, ""), 0o600))
+	require.NoError(t, os.WriteFile(kc, sim.KubeconfigBytes("http://"+old.addr, nil, ""), 0o600))
 
 	p := start(t, testEnv(t), "pods", "-A", "-w", "-o", "json", "--output-watch-events", "--kubeconfig", kc)
 	rp := replay(p.stdout)

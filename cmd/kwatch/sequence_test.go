@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kwatch/kwatch/internal/sim"
-	"github.com/kwatch/kwatch/internal/sim/simtest"
+	"github.com/kwatch/kwatch/internal/rig/sim"
+	"github.com/kwatch/kwatch/internal/rig/simkit"
 )
 
 // TestPrintedEventsAreTheServers checks that "kwatch -o json
@@ -24,7 +24,7 @@ import (
 // holds every change), so the printed sequence after the initial list must
 // equal the server's history exactly; TestReplayAfterFaults covers relists.
 func TestPrintedEventsAreTheServers(t *testing.T) {
-	h := simtest.Start(t, sim.Options{HistorySize: 1 << 20})
+	h := simkit.Start(t, sim.Options{HistorySize: 1 << 20})
 	srv := h.Server
 	_, err := srv.LoadPods(100, 3, 5)
 	require.NoError(t, err)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kwatch/kwatch/internal/sim"
+	"github.com/kwatch/kwatch/internal/rig/sim"
 )
 
 func freeAddr(t *testing.T) string {

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kwatch/kwatch/internal/sim"
+	"github.com/kwatch/kwatch/internal/rig/sim"
 	"github.com/kwatch/kwatch/kube"
 )
 

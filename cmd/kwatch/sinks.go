@@ -1,14 +1,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/kwatch/kwatch/cmd/kwatch/internal/printers"
+	"github.com/kwatch/kwatch/internal/jsonpatch"
 	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/watch"
 )
@@ -40,15 +41,30 @@ func (s *tableSink[T]) write(batch []change[T]) error {
 
 func (s *tableSink[T]) close() error { return nil }
 
-// streamSink prints changes as JSON or YAML documents or names.
+// streamSink prints changes as JSON or YAML documents or names. With
+// patch (--diff), each MODIFIED watch event carries the JSON patch from the
+// version printed before it.
 type streamSink[T watch.Object] struct {
 	stream *printers.Stream
 	raw    func(T) []byte
+	patch  bool
 }
 
 func (s *streamSink[T]) write(batch []change[T]) error {
 	for _, c := range batch {
-		if err := s.stream.Write(string(c.typ), c.obj.GetName(), s.raw(c.obj)); err != nil {
+		extra := printers.EventExtra{Relisted: c.relisted}
+		if s.patch && c.typ == watch.Modified && c.hasOld {
+			old, new, err := versions(c)
+			if err != nil {
+				return fmt.Errorf("--diff of %s: %w", c.obj.GetName(), err)
+			}
+			ops := jsonpatch.Diff(old, new)
+			if ops == nil {
+				ops = []jsonpatch.Op{}
+			}
+			extra.Patch = ops
+		}
+		if err := s.stream.WriteEvent(string(c.typ), c.obj.GetName(), s.raw(c.obj), extra); err != nil {
 			return err
 		}
 	}
@@ -100,12 +116,16 @@ type serverTable struct {
 	cols  []printers.Column // the columns being printed; nil before the first row
 	shown []int             // indexes of cols shown
 	table *printers.Table   // nil before the first row
+	// columns asks the server for its columns when the first rows came
+	// without them (serverColumns).
+	columns func() ([]printers.Column, error)
 }
 
-func newServerTable(out io.Writer, e *env, o *getOptions, t *target) *serverTable {
+func newServerTable(ctx context.Context, out io.Writer, e *env, o *getOptions, t *target) *serverTable {
 	// No minimum widths (mins): kubectl sizes a watched table to its first
 	// rows too.
-	return &serverTable{out: out, e: e, o: o, t: t, wide: o.output == "wide", empty: noResources(e, o, t)}
+	return &serverTable{out: out, e: e, o: o, t: t, wide: o.output == "wide", empty: noResources(e, o, t),
+		columns: func() ([]printers.Column, error) { return serverColumns(ctx, t, o) }}
 }
 
 func (s *serverTable) write(batch []change[*printers.ServerRow]) error {
@@ -117,7 +137,7 @@ func (s *serverTable) write(batch []change[*printers.ServerRow]) error {
 		return nil
 	}
 	if s.cols == nil {
-		s.start(firstColumns(batch))
+		s.start(firstColumns(batch, s.columns))
 	}
 	now := time.Now()
 	rows := make([]printers.Row, 0, len(batch))
@@ -173,36 +193,47 @@ func rowColumns(r *printers.ServerRow) []printers.Column {
 }
 
 // firstColumns finds the columns of a batch: the initial list arrives
-// sorted, so the row that came with them may be anywhere in it.
-func firstColumns(batch []change[*printers.ServerRow]) []printers.Column {
+// sorted, so the row that came with them may be anywhere in it. When no
+// row has them (the watch began with no object, and its events need not
+// carry them), the server is asked (ask, serverColumns); only if that
+// fails are the cells named by position rather than lost.
+func firstColumns(batch []change[*printers.ServerRow], ask func() ([]printers.Column, error)) []printers.Column {
 	for _, c := range batch {
 		if cols := rowColumns(c.obj); cols != nil {
 			return cols
 		}
 	}
-	// No row says (a watch joined mid-stream cannot happen: the informer
-	// lists first); name the cells by position rather than lose them.
-	n := len(batch[0].obj.Cells)
-	cols := make([]printers.Column, n)
-	for i := range cols {
-		cols[i] = printers.Column{Name: "Column " + strconv.Itoa(i+1)}
+	if ask != nil {
+		if cols, err := ask(); err == nil && cols != nil {
+			return cols
+		}
 	}
-	return cols
+	return positionalColumns(len(batch[0].obj.Cells))
 }
 
 func sameColumns(a, b []printers.Column) bool { return slices.Equal(a, b) }
 
 // noResources is kubectl's message for an empty list printed once; nil
 // while watching, where the header shows that kwatch waits for changes.
+// Of several types it only counts the empty one: runGet says it once if
+// all were.
 func noResources(e *env, o *getOptions, t *target) func() {
 	if o.watch || o.ignoreNotFound { // kubectl says nothing with --ignore-not-found
 		return nil
 	}
-	msg := "No resources found"
+	msg := "No resources found" // kubectl's period comes with a namespace only
 	if t.namespace != "" {
-		msg += " in " + t.namespace + " namespace"
+		msg += " in " + t.namespace + " namespace."
 	}
-	return func() { fmt.Fprintln(e.stderr, msg+".") }
+	if len(o.requests) > 1 {
+		return func() {
+			if o.emptyTypes > 0 && o.noneFound != msg { // a cluster-scoped type among them: kubectl names no namespace
+				msg = "No resources found"
+			}
+			o.emptyTypes, o.noneFound = o.emptyTypes+1, msg
+		}
+	}
+	return func() { fmt.Fprintln(e.stderr, msg) }
 }
 
 // kindName is how -o name names a resource's objects: "pod",
@@ -220,7 +251,7 @@ func kindName(r kube.Resource) string {
 
 // newStream builds the JSON, YAML or name stream for o's output.
 func newStream(out io.Writer, o *getOptions, t *target) *printers.Stream {
-	s := &printers.Stream{W: out, Events: o.watchEvents, Kind: kindName(t.res)}
+	s := &printers.Stream{W: out, Events: o.watchEvents, Kind: kindName(t.res), DropManagedFields: o.dropManaged}
 	switch o.output {
 	case "yaml":
 		s.Format = printers.FormatYAML

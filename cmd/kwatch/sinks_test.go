@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -51,7 +53,7 @@ func TestServerTable(t *testing.T) {
 			if tt.wide {
 				o.output = "wide"
 			}
-			s := newServerTable(&out, &env{}, o, &target{res: kube.Resource{Resource: "things"}})
+			s := newServerTable(context.Background(), &out, &env{}, o, &target{res: kube.Resource{Resource: "things"}})
 			for _, b := range tt.batches {
 				require.NoError(t, s.write(b))
 			}
@@ -62,14 +64,40 @@ func TestServerTable(t *testing.T) {
 
 func TestServerTableFallbackAndEmpty(t *testing.T) {
 	var out, errb bytes.Buffer
-	s := newServerTable(&out, &env{stderr: &errb}, &getOptions{}, &target{res: kube.Resource{Resource: "things"}, namespace: "demo"})
+	s := newServerTable(context.Background(), &out, &env{stderr: &errb}, &getOptions{}, &target{res: kube.Resource{Resource: "things"}, namespace: "demo"})
 	require.NoError(t, s.write(nil))
 	require.Equal(t, "No resources found in demo namespace.\n", errb.String(), "an empty list printed once")
 	require.Empty(t, out.String())
 
 	out.Reset()
-	s = newServerTable(&out, &env{}, &getOptions{}, &target{res: kube.Resource{Resource: "things"}})
+	s = newServerTable(context.Background(), &out, &env{}, &getOptions{}, &target{res: kube.Resource{Resource: "things"}})
 	r := &printers.ServerRow{Meta: printers.Meta{Name: "x", CreationTimestamp: time.Now().Add(-90 * time.Second)}, Fallback: true}
 	require.NoError(t, s.write([]change[*printers.ServerRow]{{typ: watch.Added, obj: r}}))
 	require.Regexp(t, `^NAME   AGE\nx      (90|91)s\n$`, out.String(), "a server without Tables: NAME and AGE")
+}
+
+// TestServerTableAsksForColumns: a table whose first row came without the
+// server's columns (a watch that started with no object) asks the server
+// for them and prints its header, never columns named by position unless
+// the server cannot say.
+func TestServerTableAsksForColumns(t *testing.T) {
+	cols := []printers.Column{{Name: "Name"}, {Name: "Ready"}}
+	row := &printers.ServerRow{Meta: printers.Meta{Name: "a"}, Cells: []string{"a", "1/1"}}
+	for _, tt := range []struct {
+		name string
+		ask  func() ([]printers.Column, error)
+		want string
+	}{
+		{"the server's columns", func() ([]printers.Column, error) { return cols, nil }, "NAME   READY\na      1/1\n"},
+		{"the server cannot say", func() ([]printers.Column, error) { return nil, errors.New("down") }, "COLUMN 1   COLUMN 2\na          1/1\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			s := newServerTable(context.Background(), &out, &env{}, &getOptions{watch: true}, &target{res: kube.Resource{Resource: "things"}})
+			s.columns = tt.ask
+			require.NoError(t, s.write(nil))
+			require.NoError(t, s.write([]change[*printers.ServerRow]{{typ: watch.Added, obj: row}}))
+			require.Equal(t, tt.want, out.String())
+		})
+	}
 }

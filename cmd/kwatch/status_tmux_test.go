@@ -7,8 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kwatch/kwatch/internal/sim"
-	"github.com/kwatch/kwatch/internal/sim/simtest"
+	"github.com/kwatch/kwatch/internal/rig/sim"
 )
 
 // TestStatusLineInTerminal runs kwatch in a real terminal (tmux), stops
@@ -23,7 +22,7 @@ func TestStatusLineInTerminal(t *testing.T) {
 	old := serveAt(t, oldSrv, "127.0.0.1:0")
 	putPods(t, oldSrv, "keep", "old", 2, 0)
 	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, os.WriteFile(kc, simtest.KubeconfigBytes("http://"+old.addr, nil, ""), 0o600))
+	require.NoError(t, os.WriteFile(kc, sim.KubeconfigBytes("http://"+old.addr, nil, ""), 0o600))
 
 	p := startPane(t, testEnv(t), "pods", "-n", "keep", "--kubeconfig", kc)
 	p.until("watching", matches(`^NAME +READY +STATUS`, `^old-001 `))

@@ -95,11 +95,11 @@ func (l *requestLogger) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := l.base.RoundTrip(req)
 	ms := l.now().Sub(start).Milliseconds()
 	var line strings.Builder
-	fmt.Fprintf(&line, "%s %s", req.Method, req.URL.String())
 	if err != nil {
-		fmt.Fprintf(&line, " failed in %d milliseconds: %v", ms, err)
+		line.WriteString(oneLine(fmt.Sprintf("%s %s failed in %d milliseconds: %v", req.Method, req.URL, ms, err)))
 	} else {
-		fmt.Fprintf(&line, " %s in %d milliseconds", resp.Status, ms)
+		// The status line's reason phrase is the server's text.
+		line.WriteString(oneLine(fmt.Sprintf("%s %s %s in %d milliseconds", req.Method, req.URL, resp.Status, ms)))
 	}
 	line.WriteString("\n")
 	if l.headers {

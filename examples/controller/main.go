@@ -13,16 +13,14 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"os"
 	"os/signal"
-	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kwatch/kwatch/controller"
-	"github.com/kwatch/kwatch/internal/sim"
 	"github.com/kwatch/kwatch/kube"
+	"github.com/kwatch/kwatch/kwatchtest"
 )
 
 // Pod holds only what this controller reads.
@@ -32,6 +30,8 @@ type Pod struct {
 		Phase string `json:"phase"`
 	} `json:"status"`
 }
+
+var Pods = kube.Typed[*Pod](kube.Pods) // the type and its resource, paired once
 
 func main() {
 	useSim := flag.Bool("sim", false, "run against a simulated cluster served in the process instead of the kubeconfig's")
@@ -66,11 +66,11 @@ func run(ctx context.Context, cfg *kube.Config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	pods, err := controller.Cache[*Pod](mgr, kube.Pods)
+	pods, err := controller.Cache(mgr, Pods)
 	if err != nil {
 		return err
 	}
-	_, err = controller.New(mgr, controller.Config[*Pod]{Name: "pods", For: kube.Pods, Workers: 4,
+	_, err = controller.New(mgr, controller.Config[*Pod]{Name: "pods", For: Pods, Workers: 4,
 		Reconcile: func(ctx context.Context, key controller.Key) (controller.Result, error) {
 			pod, ok, err := pods.Get(ctx, key)
 			if err != nil {
@@ -91,41 +91,27 @@ func run(ctx context.Context, cfg *kube.Config, out io.Writer) error {
 
 // simCluster is what -sim serves: a few pods that keep changing, so there is
 // something to reconcile.
-var simCluster = sim.ChurnOptions{Pods: 20, Namespaces: 2, Rate: 2}
+var simCluster = kwatchtest.ChurnOptions{Pods: 20, Namespaces: 2, Rate: 2}
 
-// runSim serves a simulated cluster on a loopback port, changed as churn
-// says, runs the controller against it until ctx ends, and
-// returns once the server and the churn have stopped.
-func runSim(ctx context.Context, churn sim.ChurnOptions, out io.Writer) error {
-	srv, err := sim.New(sim.Options{})
-	if err != nil {
-		return err
-	}
-	gen, err := sim.NewChurn(srv, churn)
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
+// runSim serves a simulated cluster (kwatchtest) on a loopback port, changed
+// as churn says, runs the controller against it until ctx ends, and returns
+// once the server and the churn have stopped.
+func runSim(ctx context.Context, churn kwatchtest.ChurnOptions, out io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// Either failing stops the rest, as in an errgroup.
-	var wg sync.WaitGroup
-	var serveErr, churnErr error
-	wg.Go(func() {
-		if serveErr = srv.Serve(ctx, ln); serveErr != nil {
-			cancel()
+	srv, err := kwatchtest.Serve(ctx, kwatchtest.Options{})
+	if err != nil {
+		return err
+	}
+	churned := make(chan error, 1)
+	go func() {
+		err := srv.Churn(ctx, churn)
+		if err != nil {
+			cancel() // a failed change stops the controller too
 		}
-	})
-	wg.Go(func() {
-		if churnErr = gen.Run(ctx); churnErr != nil {
-			cancel()
-		}
-	})
-	err = run(ctx, &kube.Config{Host: "http://" + ln.Addr().String()}, out)
+		churned <- err
+	}()
+	err = run(ctx, srv.Config(), out)
 	cancel()
-	wg.Wait()
-	return errors.Join(err, serveErr, churnErr)
+	return errors.Join(err, <-churned, srv.Close())
 }

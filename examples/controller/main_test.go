@@ -9,9 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kwatch/kwatch/internal/sim"
-	"github.com/kwatch/kwatch/internal/sim/simtest"
-	"github.com/kwatch/kwatch/kube"
+	"github.com/kwatch/kwatch/kwatchtest"
 )
 
 // untilWriter collects the controller's output and calls stop once done
@@ -43,10 +41,10 @@ func (w *untilWriter) String() string {
 // TestExampleControllerRuns runs the README's controller against the
 // simulator until it has reconciled every pod, then stops it.
 func TestExampleControllerRuns(t *testing.T) {
-	h := simtest.Start(t, sim.Options{})
+	srv := kwatchtest.Start(t, kwatchtest.Options{})
 	var want []string
 	for i := range 5 {
-		_, err := h.Server.PutPod(sim.Pod{Namespace: "demo", Name: fmt.Sprintf("p-%d", i)})
+		_, err := srv.PutPod(kwatchtest.Pod{Namespace: "demo", Name: fmt.Sprintf("p-%d", i)})
 		require.NoError(t, err)
 		want = append(want, fmt.Sprintf("demo/p-%d Pending\n", i))
 	}
@@ -60,7 +58,7 @@ func TestExampleControllerRuns(t *testing.T) {
 		}
 		return true
 	}}
-	require.NoError(t, run(ctx, &kube.Config{Host: h.URL}, out))
+	require.NoError(t, run(ctx, srv.Config(), out))
 	for _, w := range want {
 		require.Contains(t, out.String(), w)
 	}
@@ -73,7 +71,7 @@ func TestExampleControllerSim(t *testing.T) {
 	defer cancel()
 	seen := func(out, ns string) bool { return strings.Contains(out, "\n"+ns+"/") || strings.HasPrefix(out, ns+"/") }
 	out := &untilWriter{stop: cancel, done: func(out string) bool { return seen(out, "ns-000") && seen(out, "ns-001") }}
-	require.NoError(t, runSim(ctx, sim.ChurnOptions{Pods: 4, Namespaces: 2, Rate: 50}, out))
+	require.NoError(t, runSim(ctx, kwatchtest.ChurnOptions{Pods: 4, Namespaces: 2, Rate: 50}, out))
 	for line := range strings.Lines(out.String()) {
 		require.Regexp(t, `^(ns-00[01]/\S+ \w+|gone: ns-00[01]/\S+)\n$`, line)
 	}

@@ -16,9 +16,8 @@ import (
 	"github.com/kwatch/kwatch/client"
 	"github.com/kwatch/kwatch/controller"
 	"github.com/kwatch/kwatch/examples/replicaset"
-	"github.com/kwatch/kwatch/internal/sim"
-	"github.com/kwatch/kwatch/internal/sim/simtest"
 	"github.com/kwatch/kwatch/kube"
+	"github.com/kwatch/kwatch/kwatchtest"
 	"github.com/kwatch/kwatch/watch"
 )
 
@@ -37,9 +36,9 @@ func newRS(name string, replicas int32, image string) *replicaset.ReplicaSet {
 }
 
 // podsOf lists rs's pods from the server (not a cache): their images, sorted.
-func podsOf(t *testing.T, pods *client.Resource[*replicaset.Pod], name string) []string {
+func podsOf(t *testing.T, pods *client.Client[*replicaset.Pod], name string) []string {
 	t.Helper()
-	page, err := pods.List(context.Background(), "demo", watch.ListOptions{LabelSelector: "app=" + name})
+	page, err := pods.List(context.Background(), kube.Scope{Namespace: "demo", LabelSelector: "app=" + name}, watch.ListOptions{})
 	require.NoError(t, err)
 	var images []string
 	for _, p := range page.Items {
@@ -67,9 +66,9 @@ func images(image string, n int) []string {
 }
 
 func TestReplicaSetController(t *testing.T) {
-	h := simtest.Start(t, sim.Options{})
-	require.NoError(t, h.Server.EnsureNamespace("demo"))
-	c, err := kube.NewClient(&kube.Config{Host: h.URL})
+	srv := kwatchtest.Start(t, kwatchtest.Options{})
+	srv.MustApply(`{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "demo"}}`)
+	c, err := kube.NewClient(srv.Config())
 	require.NoError(t, err)
 	mgr, err := controller.NewManager(c, controller.ManagerOptions{Namespace: "demo",
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -85,10 +84,12 @@ func TestReplicaSetController(t *testing.T) {
 
 	// The test's own reads poll the server: a client of their own, without
 	// a rate limit, so they never wait behind the controller's requests.
-	tc, err := kube.NewClient(&kube.Config{Host: h.URL, QPS: -1})
+	cfg := srv.Config()
+	cfg.QPS = -1
+	tc, err := kube.NewClient(cfg)
 	require.NoError(t, err)
-	rss := client.For[*replicaset.ReplicaSet](tc, kube.ReplicaSets, client.Options{})
-	pods := client.For[*replicaset.Pod](tc, kube.Pods, client.Options{})
+	rss := client.For(tc, replicaset.ReplicaSets, client.Options{})
+	pods := client.For(tc, replicaset.Pods, client.Options{})
 	_, err = rss.Create(ctx, newRS("web", 3, "nginx:1"), client.CreateOptions{})
 	require.NoError(t, err)
 	converges := func(want []string, what string) {
@@ -111,9 +112,9 @@ func TestReplicaSetController(t *testing.T) {
 			Name string `json:"name"`
 		} `json:"involvedObject"`
 	}
-	evs := client.For[*event](tc, kube.Events, client.Options{})
+	evs := client.For(tc, kube.Typed[*event](kube.Events), client.Options{})
 	require.Eventually(t, func() bool {
-		page, err := evs.List(ctx, "demo", watch.ListOptions{})
+		page, err := evs.List(ctx, kube.Scope{Namespace: "demo"}, watch.ListOptions{})
 		require.NoError(t, err)
 		n := 0
 		for _, e := range page.Items {
@@ -140,7 +141,7 @@ func TestReplicaSetController(t *testing.T) {
 		rs, err := rss.Get(ctx, "demo", "web", client.GetOptions{})
 		return err == nil && rs.Generation > 1 && rs.Status.ObservedGeneration == rs.Generation
 	}, waitLong, tick, "the controller saw the template change")
-	page, err := pods.List(ctx, "demo", watch.ListOptions{LabelSelector: "app=web"})
+	page, err := pods.List(ctx, kube.Scope{Namespace: "demo", LabelSelector: "app=web"}, watch.ListOptions{})
 	require.NoError(t, err)
 	require.Len(t, page.Items, 1)
 	require.NoError(t, pods.Delete(ctx, "demo", page.Items[0].Name, client.DeleteOptions{}))

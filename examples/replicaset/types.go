@@ -4,6 +4,15 @@ import (
 	"encoding/json"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kwatch/kwatch/kube"
+)
+
+// ReplicaSets and Pods pair the types below with their resources, for
+// every cache, client and source of the controller.
+var (
+	ReplicaSets = kube.Typed[*ReplicaSet](kube.ReplicaSets)
+	Pods        = kube.Typed[*Pod](kube.Pods)
 )
 
 // ReplicaSet holds what the controller reads and writes of an

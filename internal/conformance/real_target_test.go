@@ -70,7 +70,7 @@ func (r *realTarget) Expire(ctx context.Context, rv string) error {
 	opts := watch.ListOptions{ResourceVersion: rv, ResourceVersionMatch: watch.MatchExact, Limit: 1, MetadataOnly: true}
 	for _, c := range []*kube.Client{r.nocache, r.cached} {
 		for {
-			_, err := watch.List[*metav1.PartialObjectMetadata](ctx, c, kube.Pods, "", opts)
+			_, err := watch.List[*metav1.PartialObjectMetadata](ctx, c, kube.Pods, kube.Scope{}, opts)
 			if kube.IsGone(err) {
 				break
 			}

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/kwatch/kwatch/internal/conformance/suite"
-	"github.com/kwatch/kwatch/internal/sim"
-	"github.com/kwatch/kwatch/internal/sim/simtest"
+	"github.com/kwatch/kwatch/internal/rig/sim"
+	"github.com/kwatch/kwatch/internal/rig/simkit"
 	"github.com/kwatch/kwatch/kube"
 )
 
@@ -30,7 +30,7 @@ var simDifferences = map[string]string{}
 // admin token and an unprivileged user, and otherwise default options.
 func TestSim(t *testing.T) {
 	t.Parallel()
-	h := simtest.Start(t, sim.Options{TLS: true, BearerToken: simToken,
+	h := simkit.Start(t, sim.Options{TLS: true, BearerToken: simToken,
 		Users: []sim.User{{Name: "nobody", Token: simPlainToken}},
 		// The simulator has no CustomResourceDefinitions: the custom resource
 		// of the table cases is registered as the real server gets its CRD.
@@ -47,7 +47,7 @@ func TestSim(t *testing.T) {
 // simTarget is the suite's view of a simulator. It has one server, so
 // StorageConfig is Config(Admin), and Expire is the simulator's Compact.
 type simTarget struct {
-	h   *simtest.Harness
+	h   *simkit.Harness
 	seq atomic.Int64
 }
 

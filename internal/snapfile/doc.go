@@ -21,6 +21,12 @@
 //     verified at the end: records reach the caller before the file is
 //     known good. Stage them and commit only when Read (or Records) returns
 //     nil.
+//   - Open refuses a file another local user could have planted or
+//     changed (*UnsafeFileError): a symbolic link is not followed
+//     (O_NOFOLLOW), and on Unix the opened file must be owned by the
+//     process's effective user and not be writable by its group or by
+//     others. Write never follows a link at its path: the new file is
+//     created 0600 beside it and renamed over it.
 //   - Check says, in the user's terms, whether a snapshot belongs to the
 //     informer loading it (*MismatchError: "snapshot is for another
 //     server").

@@ -83,3 +83,18 @@ func (e *MismatchError) Error() string {
 	}
 	return fmt.Sprintf("snapshot was taken with %s %q, not %q", e.Field, e.Snapshot, e.Want)
 }
+
+// An UnsafeFileError is a snapshot path that another local user could have
+// planted or changed: a symbolic link, a file not owned by the process's
+// user, or one writable by its group or by others. Open refuses it before
+// reading a byte, since its records and resourceVersion would become an
+// informer's cache; the informer logs it and lists. Write replaces such a
+// path with a file of its own and never follows a link.
+type UnsafeFileError struct {
+	Path string // the file
+	What string // what was wrong, e.g. "is a symbolic link"
+}
+
+func (e *UnsafeFileError) Error() string {
+	return fmt.Sprintf("snapfile %s: %s: refusing to load it", e.Path, e.What)
+}

@@ -72,22 +72,24 @@ type Reader struct {
 // only a nil error from Records makes it trustworthy. The caller must Close
 // the Reader.
 //
+// Open refuses, with an *UnsafeFileError, a path that another local user
+// could have planted or changed: a symbolic link (it is not followed), and
+// on Unix a file not owned by the process's effective user or writable by
+// its group or by others.
+//
 // Errors name the file: ErrNotSnapshot (wrapped), *VersionError,
-// *CorruptError, *LimitError, or the error from opening or reading it.
+// *CorruptError, *LimitError, *UnsafeFileError, or the error from opening
+// or reading it.
 func Open(path string, opts ReadOptions) (*Reader, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
+	f, st, err := openSafe(path)
 	if err != nil {
-		return nil, fmt.Errorf("snapfile: %w", err)
+		return nil, err
 	}
-	st, err := f.Stat()
-	if err == nil && !st.Mode().IsRegular() {
-		err = fmt.Errorf("snapfile %s: not a regular file", path)
-	}
-	if err == nil && st.Size() > opts.MaxFileSize {
+	if st.Size() > opts.MaxFileSize {
 		err = &LimitError{Path: path, Limit: "MaxFileSize", Value: uint64(st.Size()), Max: opts.MaxFileSize}
 	}
 	var r *Reader

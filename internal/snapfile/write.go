@@ -14,7 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"golang.org/x/time/rate"
+	"github.com/kwatch/kwatch/internal/ratelimit"
 )
 
 // magic opens every snapshot file: "KWSNAP" and 0x1A (the DOS end-of-file
@@ -111,7 +111,7 @@ func writeTemp(ctx context.Context, dir, base string, body func(*encoder) error,
 	var out io.Writer = f
 	if opts.BytesPerSecond > 0 {
 		burst := min(bufferSize, opts.BytesPerSecond)
-		out = &pacedWriter{ctx: ctx, w: f, lim: rate.NewLimiter(rate.Limit(opts.BytesPerSecond), burst), chunk: burst}
+		out = &pacedWriter{ctx: ctx, w: f, lim: ratelimit.New(float64(opts.BytesPerSecond), burst), chunk: burst}
 	}
 	enc := &encoder{w: bufio.NewWriterSize(out, bufferSize)}
 	if err := body(enc); err != nil {
@@ -209,11 +209,11 @@ func (e *encoder) raw(b []byte) {
 }
 
 // A pacedWriter takes tokens from lim for every byte before passing it on,
-// in chunks no larger than the limiter's burst (WaitN refuses more).
+// a chunk (the bucket's burst) at a time, so the file grows at the pace.
 type pacedWriter struct {
 	ctx   context.Context
 	w     io.Writer
-	lim   *rate.Limiter
+	lim   *ratelimit.Bucket
 	chunk int
 }
 
@@ -221,7 +221,7 @@ func (p *pacedWriter) Write(b []byte) (int, error) {
 	n := 0
 	for len(b) > 0 {
 		c := min(len(b), p.chunk)
-		if err := p.lim.WaitN(p.ctx, c); err != nil {
+		if err := p.lim.Wait(p.ctx, c); err != nil {
 			if ctxErr := p.ctx.Err(); ctxErr != nil {
 				err = ctxErr
 			}

@@ -1,5 +1,5 @@
 // Package metricstest reads the Prometheus text exposition format back, for
-// tests of code that records metrics through a metrics.Registry.
+// tests of code that records metrics through a metrics.Set.
 //
 // It is written independently of package metrics (it imports nothing of
 // kwatch), so a test checks the registry's output against a second reading
@@ -235,7 +235,7 @@ func Samples(tb testing.TB, text string) map[string]float64 {
 	return m
 }
 
-// Writer is what Scrape reads: *metrics.Registry.
+// Writer is what Scrape reads: *metrics.Set.
 type Writer interface {
 	WritePrometheus(w io.Writer) error
 }

@@ -14,7 +14,7 @@
 //   - A request client_golang would refuse or panic on (a type or label
 //     clash, buckets out of order, a name the Registerer refuses, a
 //     negative counter increment) never panics: the series works but is
-//     not exported, and Provider.Err says why, as with metrics.Registry.
+//     not exported, and Provider.Err says why, as with metrics.Set.
 //     Invalid UTF-8 in label values becomes U+FFFD, as there.
 //   - A collector already registered by another Provider on the same
 //     Registerer is shared, so two providers over one registry agree.

@@ -19,9 +19,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kwatch/kwatch/informer"
-	"github.com/kwatch/kwatch/internal/sim"
-	"github.com/kwatch/kwatch/internal/sim/simtest"
 	"github.com/kwatch/kwatch/kube"
+	"github.com/kwatch/kwatch/kwatchtest"
 	"github.com/kwatch/kwatch/metrics"
 	"github.com/kwatch/kwatch/metrics/metricstest"
 	kwprom "github.com/kwatch/kwatch/metrics/prometheus"
@@ -40,11 +39,11 @@ func scrape(t *testing.T, reg *prom.Registry) map[string]float64 {
 	return metricstest.Samples(t, rec.Body.String())
 }
 
-func TestQueueSeriesMatchTheBuiltInRegistry(t *testing.T) {
+func TestQueueSeriesMatchTheBuiltInSet(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		preg := prom.NewRegistry()
 		adapter := kwprom.New(preg)
-		builtin := metrics.NewRegistry()
+		builtin := metrics.NewSet()
 		failed := false
 		runner, err := queue.NewRunner(queue.RunnerOptions[string]{
 			Workers: 2,
@@ -92,12 +91,12 @@ func TestQueueSeriesMatchTheBuiltInRegistry(t *testing.T) {
 }
 
 func TestInformerSeries(t *testing.T) {
-	h := simtest.Start(t, sim.Options{})
+	srv := kwatchtest.Start(t, kwatchtest.Options{})
 	for _, name := range []string{"web-1", "web-2", "web-3"} {
-		_, err := h.Server.PutPod(sim.Pod{Namespace: "demo", Name: name})
+		_, err := srv.PutPod(kwatchtest.Pod{Namespace: "demo", Name: name})
 		require.NoError(t, err)
 	}
-	c, err := kube.NewClient(&kube.Config{Host: h.URL})
+	c, err := kube.NewClient(srv.Config())
 	require.NoError(t, err)
 	pods, err := informer.New(informer.Options[*metav1.PartialObjectMetadata]{
 		Client: c, Resource: kube.Pods, MetadataOnly: true, Logger: slog.New(slog.DiscardHandler)})
@@ -110,7 +109,7 @@ func TestInformerSeries(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- pods.Run(ctx) }()
 	require.True(t, pods.WaitForSync(ctx))
-	_, err = h.Server.PutPod(sim.Pod{Namespace: "demo", Name: "web-4"})
+	_, err = srv.PutPod(kwatchtest.Pod{Namespace: "demo", Name: "web-4"})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return pods.Store().Len() == 4 }, time.Minute, 10*time.Millisecond)
 

@@ -13,9 +13,10 @@ import (
 )
 
 // kwatchCtl is kwatch's controller layer with its defaults: a Manager, a
-// typed pod cache, a controller For pods (default rate limiter and
-// queue), writes through package client; only the client-side rate
-// limit is off (QPS -1), as on controller-runtime's side.
+// pod cache on the manager's default (compact) store, a controller For
+// pods (default rate limiter and queue), writes through package client;
+// only the client-side rate limit is off (QPS -1), as on
+// controller-runtime's side.
 type kwatchCtl struct {
 	mgr *controller.Manager
 }
@@ -35,13 +36,13 @@ func newKwatchCtl(cfg CtlConfig, p *ctlProbe, noCopy bool) (ctlEngine, error) {
 	if err != nil {
 		return nil, err
 	}
-	pods, err := controller.Cache[*corev1.Pod](mgr, kube.Pods)
+	pods, err := controller.Cache(mgr, kube.Typed[*corev1.Pod](kube.Pods))
 	if err != nil {
 		return nil, err
 	}
 	get := pods.Get
 	if noCopy {
-		inf, err := controller.Informer[*corev1.Pod](mgr, kube.Pods)
+		inf, err := controller.Informer(mgr, kube.Typed[*corev1.Pod](kube.Pods))
 		if err != nil {
 			return nil, err
 		}
@@ -50,9 +51,9 @@ func newKwatchCtl(cfg CtlConfig, p *ctlProbe, noCopy bool) (ctlEngine, error) {
 			return pod, ok, nil
 		}
 	}
-	writes := client.For[*corev1.Pod](c, kube.Pods, client.Options{})
+	writes := client.For(c, kube.Typed[*corev1.Pod](kube.Pods), client.Options{})
 	_, err = controller.New(mgr, controller.Config[*corev1.Pod]{
-		Name: "bench", For: kube.Pods, Workers: cfg.Workers,
+		Name: "bench", For: kube.Typed[*corev1.Pod](kube.Pods), Workers: cfg.Workers,
 		Reconcile: func(ctx context.Context, key controller.Key) (controller.Result, error) {
 			pod, ok, err := get(ctx, key)
 			if err != nil || !ok {

@@ -39,8 +39,9 @@ type SlimPod struct {
 	} `json:"status"`
 }
 
-// kwatchEngine runs one kwatch informer with default options except those
-// Config overrides.
+// kwatchEngine runs one kwatch informer with default options (since the
+// compact store became the default, a compact store) except those Config
+// overrides.
 type kwatchEngine[T watch.Object] struct {
 	inf *informer.Informer[T]
 }
@@ -55,9 +56,8 @@ func newKwatch[T watch.Object](cfg Config, p *probe, metaOnly bool, contentType 
 		Client:       c,
 		Resource:     kube.Pods,
 		MetadataOnly: metaOnly,
-		PageSize:     cfg.PageSize,
-		Decoder:      watch.DecoderOptions{Parallelism: cfg.Parallelism},
 		Logger:       slog.New(slog.NewTextHandler(logSink(), &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Tuning:       informer.Tuning{PageSize: cfg.PageSize, Decoder: watch.DecoderOptions{Parallelism: cfg.Parallelism}},
 	}
 	switch cfg.ListMode {
 	case "", "auto":

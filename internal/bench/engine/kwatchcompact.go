@@ -47,10 +47,8 @@ func newKwatchCompact(cfg Config, p *probe, read bool) (informerEngine, error) {
 	opts := informer.Options[*podFull]{
 		Client:   c,
 		Resource: kube.Pods,
-		Store:    informer.StoreCompact,
-		PageSize: cfg.PageSize,
-		Decoder:  watch.DecoderOptions{Parallelism: cfg.Parallelism},
 		Logger:   slog.New(slog.NewTextHandler(logSink(), &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Tuning:   informer.Tuning{Store: informer.StoreCompact, PageSize: cfg.PageSize, Decoder: watch.DecoderOptions{Parallelism: cfg.Parallelism}},
 	}
 	if cfg.ListMode == "paged" {
 		opts.ListMode = informer.ListPaged

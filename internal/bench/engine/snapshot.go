@@ -21,6 +21,8 @@ const snapshotInterval = time.Hour
 // compactSnapshot sets opts.Snapshot when the harness asked for one.
 func compactSnapshot(opts *informer.Options[*podFull]) {
 	if path := os.Getenv(EnvSnapshot); path != "" {
-		opts.Snapshot = &informer.SnapshotOptions{Path: path, Interval: snapshotInterval}
+		// Cluster: the harness's front serves no kube-system namespace to
+		// name the cluster by, and without a name snapshots would be off.
+		opts.Snapshot = &informer.SnapshotOptions{Path: path, Interval: snapshotInterval, Cluster: "bench"}
 	}
 }

@@ -49,3 +49,6 @@ func peakRSS() int64 {
 func resetPeakRSS() error {
 	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 }
+
+// PeakRSS is peakRSS for the commands beside the engines (cmd/million).
+func PeakRSS() int64 { return peakRSS() }

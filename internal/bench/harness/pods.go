@@ -6,7 +6,7 @@ import (
 	"maps"
 	"strconv"
 
-	"github.com/kwatch/kwatch/internal/sim"
+	"github.com/kwatch/kwatch/internal/rig/sim"
 )
 
 // Pods are spread like a mid-sized cluster's: a thousand per namespace, two
@@ -73,3 +73,7 @@ func withAnnotations(extra map[string]string) map[string]string {
 	maps.Copy(m, extra)
 	return m
 }
+
+// MakePods is makePods for the commands that serve the harness's pods
+// without its simulator (cmd/million).
+func MakePods(n int) []sim.Pod { return makePods(n) }

@@ -183,3 +183,40 @@ func (r *ring) after(dst [][]byte, rv uint64, limit int) [][]byte {
 	}
 	return dst
 }
+
+// LoadPods replaces the front's state with the pods next yields, giving
+// the i-th the resourceVersion i (from 1), and forgets the history. Each
+// pod is encoded as it comes and only its message is kept: one compact
+// encoding per object, so a million pods fit where a copy of their JSON
+// and their decoded objects would not.
+func (f *Front) LoadPods(next func(yield func(*corev1.Pod) bool)) error {
+	pods := map[string][]byte{}
+	var rv uint64
+	var err error
+	next(func(p *corev1.Pod) bool {
+		rv++
+		p.ResourceVersion = strconv.FormatUint(rv, 10)
+		var msg []byte
+		if msg, err = p.Marshal(); err != nil {
+			err = fmt.Errorf("protofront: encode %s/%s: %w", p.Namespace, p.Name, err)
+			return false
+		}
+		key := p.Namespace + "/" + p.Name
+		if _, dup := pods[key]; dup {
+			err = fmt.Errorf("protofront: pod %s given twice", key)
+			return false
+		}
+		pods[key] = msg
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	keys := slices.Sorted(mapKeys(pods))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rv, f.keys, f.pods, f.floor = rv, keys, pods, rv
+	f.hist.clear(rv)
+	f.signalLocked()
+	return nil
+}

@@ -84,7 +84,7 @@ type ops[T any] interface {
 }
 
 // kwatchOps are the verbs through kwatch's client.
-type kwatchOps[T object] struct{ r *client.Resource[T] }
+type kwatchOps[T object] struct{ r *client.Client[T] }
 
 func (k kwatchOps[T]) create(ctx context.Context, obj T) (T, error) {
 	return k.r.Create(ctx, obj, client.CreateOptions{})
@@ -166,14 +166,14 @@ func NewCase(row, admin *Conn, verb Verb, kind Kind) (Case, error) {
 
 func configMapOps(c *Conn) ops[*corev1.ConfigMap] {
 	if c.Row.KWatch {
-		return kwatchOps[*corev1.ConfigMap]{client.For[*corev1.ConfigMap](c.kc, kube.ConfigMaps, client.Options{Encoding: kwatchEncoding(c.Row.Proto)})}
+		return kwatchOps[*corev1.ConfigMap]{client.For(c.kc, kube.Typed[*corev1.ConfigMap](kube.ConfigMaps), client.Options{Encoding: kwatchEncoding(c.Row.Proto)})}
 	}
 	return clientGoOps[*corev1.ConfigMap]{c.cs.CoreV1().ConfigMaps(Namespace)}
 }
 
 func podOps(c *Conn) ops[*corev1.Pod] {
 	if c.Row.KWatch {
-		return kwatchOps[*corev1.Pod]{client.For[*corev1.Pod](c.kc, kube.Pods, client.Options{Encoding: kwatchEncoding(c.Row.Proto)})}
+		return kwatchOps[*corev1.Pod]{client.For(c.kc, kube.Typed[*corev1.Pod](kube.Pods), client.Options{Encoding: kwatchEncoding(c.Row.Proto)})}
 	}
 	return clientGoOps[*corev1.Pod]{c.cs.CoreV1().Pods(Namespace)}
 }

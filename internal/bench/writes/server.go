@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kwatch/kwatch/internal/sim"
+	"github.com/kwatch/kwatch/internal/rig/sim"
 )
 
 // ServeFlag is the flag of the test binary that makes it the server

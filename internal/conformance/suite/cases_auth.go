@@ -33,7 +33,7 @@ func testHTTP2(t T, e *Env) {
 	require.Equal(t, 2, resp.ProtoMajor, "protocol %s, want HTTP/2", resp.Proto)
 	require.NotNil(t, resp.TLS, "no TLS state on the response")
 
-	_, err = watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, e.NS, watch.ListOptions{})
+	_, err = watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, kube.Scope{Namespace: e.NS}, watch.ListOptions{})
 	require.NoError(t, err)
 	st := openWatch[*Pod](t, e, e.Admin, watch.WatchOptions{TimeoutSeconds: 1})
 	require.NoError(t, st.Close())
@@ -52,10 +52,10 @@ func requireStatus(t T, err error, code int32, reason, what string) {
 
 func testUnauthorized(t T, e *Env) {
 	c := newClient(t, e.Target.Config(Stranger))
-	_, err := watch.List[*Pod](e.Ctx, c, kube.Pods, e.NS, watch.ListOptions{})
+	_, err := watch.List[*Pod](e.Ctx, c, kube.Pods, kube.Scope{Namespace: e.NS}, watch.ListOptions{})
 	require.True(t, kube.IsUnauthorized(err), "list: %v", err)
 	requireStatus(t, err, http.StatusUnauthorized, "Unauthorized", "list")
-	_, err = watch.Watch[*Pod](e.Ctx, c, kube.Pods, e.NS, watch.WatchOptions{})
+	_, err = watch.Watch[*Pod](e.Ctx, c, kube.Pods, kube.Scope{Namespace: e.NS}, watch.WatchOptions{})
 	require.True(t, kube.IsUnauthorized(err), "watch: %v", err)
 	require.False(t, kube.IsForbidden(err))
 }
@@ -63,10 +63,10 @@ func testUnauthorized(t T, e *Env) {
 func testForbidden(t T, e *Env) {
 	c := newClient(t, e.Target.Config(Plain))
 	for _, ns := range []string{e.NS, ""} {
-		_, err := watch.List[*Pod](e.Ctx, c, kube.Pods, ns, watch.ListOptions{})
+		_, err := watch.List[*Pod](e.Ctx, c, kube.Pods, kube.Scope{Namespace: ns}, watch.ListOptions{})
 		require.True(t, kube.IsForbidden(err), "list in %q: %v", ns, err)
 		requireStatus(t, err, http.StatusForbidden, "Forbidden", "list")
-		_, err = watch.Watch[*Pod](e.Ctx, c, kube.Pods, ns, watch.WatchOptions{})
+		_, err = watch.Watch[*Pod](e.Ctx, c, kube.Pods, kube.Scope{Namespace: ns}, watch.WatchOptions{})
 		require.True(t, kube.IsForbidden(err), "watch in %q: %v", ns, err)
 		require.False(t, kube.IsUnauthorized(err))
 	}

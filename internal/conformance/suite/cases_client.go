@@ -59,7 +59,7 @@ func newDeployment(ns, name string, replicas int32) *appsv1.Deployment {
 // testClientConflict: create, read, update; a stale update is a typed 409
 // naming the object; Modify re-reads and wins.
 func testClientConflict(t T, e *Env, encoding client.Encoding) {
-	cms := client.For[*corev1.ConfigMap](e.Admin, configMapsRes, client.Options{Encoding: encoding})
+	cms := client.For(e.Admin, kube.Typed[*corev1.ConfigMap](configMapsRes), client.Options{Encoding: encoding})
 	created, err := cms.Create(e.Ctx, newConfigMap(e.NS, "c", map[string]string{"k": "1"}), client.CreateOptions{})
 	require.NoError(t, err)
 	require.NotEmpty(t, created.UID)
@@ -93,7 +93,7 @@ func testClientConflict(t T, e *Env, encoding client.Encoding) {
 // conflict to retry); an invalid object is a 422 whose causes name the
 // fields.
 func testClientAlreadyExistsInvalid(t T, e *Env) {
-	cms := client.For[*corev1.ConfigMap](e.Admin, configMapsRes, client.Options{})
+	cms := client.For(e.Admin, kube.Typed[*corev1.ConfigMap](configMapsRes), client.Options{})
 	_, err := cms.Create(e.Ctx, newConfigMap(e.NS, "dup", nil), client.CreateOptions{})
 	require.NoError(t, err)
 	_, err = cms.Create(e.Ctx, newConfigMap(e.NS, "dup", nil), client.CreateOptions{})
@@ -114,7 +114,7 @@ func testClientAlreadyExistsInvalid(t T, e *Env) {
 // replaces and its failing test is refused, a strategic merge patch
 // merges the containers list by name.
 func testClientPatchTypes(t T, e *Env) {
-	cms := client.For[*corev1.ConfigMap](e.Admin, configMapsRes, client.Options{})
+	cms := client.For(e.Admin, kube.Typed[*corev1.ConfigMap](configMapsRes), client.Options{})
 	_, err := cms.Create(e.Ctx, newConfigMap(e.NS, "p", map[string]string{"a": "1", "b": "2"}), client.CreateOptions{})
 	require.NoError(t, err)
 	m, err := cms.Patch(e.Ctx, e.NS, "p", client.MergePatch, []byte(`{"data":{"a":null,"c":"3"}}`), client.PatchOptions{})
@@ -128,7 +128,7 @@ func testClientPatchTypes(t T, e *Env) {
 	require.True(t, ok, "a failing test operation: %v", err)
 	require.Equal(t, int32(422), se.Code, "%v", err)
 
-	deps := client.For[*appsv1.Deployment](e.Admin, deploymentsRes, client.Options{})
+	deps := client.For(e.Admin, kube.Typed[*appsv1.Deployment](deploymentsRes), client.Options{})
 	_, err = deps.Create(e.Ctx, newDeployment(e.NS, "web", 1), client.CreateOptions{})
 	require.NoError(t, err)
 	d, err := deps.Patch(e.Ctx, e.NS, "web", client.StrategicMergePatch,
@@ -151,7 +151,7 @@ func testClientApply(t T, e *Env) {
 			"data":     map[string]any{"color": v},
 		}}
 	}
-	cms := client.For[*unstructured.Unstructured](e.Admin, configMapsRes, client.Options{})
+	cms := client.For(e.Admin, kube.Typed[*unstructured.Unstructured](configMapsRes), client.Options{})
 	out, err := cms.Apply(e.Ctx, cfg("red"), client.ApplyOptions{FieldManager: "mgr-a"})
 	require.NoError(t, err, "apply creates")
 	require.Equal(t, "red", out.Object["data"].(map[string]any)["color"])
@@ -177,7 +177,7 @@ func testClientApply(t T, e *Env) {
 // testClientStatus: status goes through /status; an update of the object
 // keeps the stored status.
 func testClientStatus(t T, e *Env) {
-	deps := client.For[*appsv1.Deployment](e.Admin, deploymentsRes, client.Options{Encoding: client.Protobuf})
+	deps := client.For(e.Admin, kube.Typed[*appsv1.Deployment](deploymentsRes), client.Options{Encoding: client.Protobuf})
 	d, err := deps.Create(e.Ctx, newDeployment(e.NS, "st", 2), client.CreateOptions{})
 	require.NoError(t, err)
 	d.Status.ObservedGeneration = 7
@@ -197,7 +197,7 @@ func testClientStatus(t T, e *Env) {
 // testClientDelete: a failing UID precondition is a conflict; dry runs of
 // create and delete leave no trace.
 func testClientDelete(t T, e *Env) {
-	cms := client.For[*corev1.ConfigMap](e.Admin, configMapsRes, client.Options{})
+	cms := client.For(e.Admin, kube.Typed[*corev1.ConfigMap](configMapsRes), client.Options{})
 	c, err := cms.Create(e.Ctx, newConfigMap(e.NS, "d", nil), client.CreateOptions{})
 	require.NoError(t, err)
 	err = cms.Delete(e.Ctx, e.NS, "d", client.DeleteOptions{Preconditions: client.Preconditions{UID: "00000000-0000-0000-0000-000000000000"}})
@@ -222,7 +222,7 @@ func testClientDelete(t T, e *Env) {
 // testClientScale: the scale subresource reads and sets a deployment's
 // replicas.
 func testClientScale(t T, e *Env) {
-	deps := client.For[*appsv1.Deployment](e.Admin, deploymentsRes, client.Options{})
+	deps := client.For(e.Admin, kube.Typed[*appsv1.Deployment](deploymentsRes), client.Options{})
 	_, err := deps.Create(e.Ctx, newDeployment(e.NS, "sc", 1), client.CreateOptions{})
 	require.NoError(t, err)
 	s, err := deps.GetScale(e.Ctx, e.NS, "sc")
@@ -241,7 +241,7 @@ func testClientScale(t T, e *Env) {
 // testClientSecret: stringData is merged into data and not stored; type
 // defaults to Opaque.
 func testClientSecret(t T, e *Env) {
-	secrets := client.For[*corev1.Secret](e.Admin, secretsRes, client.Options{})
+	secrets := client.For(e.Admin, kube.Typed[*corev1.Secret](secretsRes), client.Options{})
 	_, err := secrets.Create(e.Ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: e.NS, Name: "s"},
 		Data: map[string][]byte{"a": []byte("x"), "b": []byte("y")}, StringData: map[string]string{"b": "two"}}, client.CreateOptions{})
 	require.NoError(t, err)

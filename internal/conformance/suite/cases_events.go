@@ -49,7 +49,7 @@ func waitStats(t T, e *Env, rec *events.Recorder, want events.Stats) {
 }
 
 func testEventsRecorder(t T, e *Env) {
-	cms := client.For[*corev1.ConfigMap](e.Admin, configMapsRes, client.Options{})
+	cms := client.For(e.Admin, kube.Typed[*corev1.ConfigMap](configMapsRes), client.Options{})
 	cm, err := cms.Create(e.Ctx, newConfigMap(e.NS, "subject", nil), client.CreateOptions{})
 	require.NoError(t, err)
 	rec := recorderFor(t, e, events.Options{Component: "kwatch-conformance", Instance: "conformance-0"})
@@ -64,7 +64,7 @@ func testEventsRecorder(t T, e *Env) {
 	rec.Eventf(ref, events.TypeWarning, "Failed", "could not sync: %s", "quota exceeded")
 	waitStats(t, e, rec, events.Stats{Created: 2, Patched: 2})
 
-	evs := client.For[*corev1.Event](e.Admin, kube.Events, client.Options{})
+	evs := client.For(e.Admin, kube.Typed[*corev1.Event](kube.Events), client.Options{})
 	byReason := storedEvents(t, e, evs, e.NS)
 	require.Len(t, byReason, 2, "a repeat is not a new Event")
 	synced := byReason["Synced"]
@@ -131,15 +131,15 @@ func testEventsRecorder(t T, e *Env) {
 }
 
 // listEvents lists the Events of ns.
-func listEvents(t T, e *Env, evs *client.Resource[*corev1.Event], ns string) []*corev1.Event {
+func listEvents(t T, e *Env, evs *client.Client[*corev1.Event], ns string) []*corev1.Event {
 	t.Helper()
-	page, err := evs.List(e.Ctx, ns, watch.ListOptions{})
+	page, err := evs.List(e.Ctx, kube.Scope{Namespace: ns}, watch.ListOptions{})
 	require.NoError(t, err)
 	return page.Items
 }
 
 // storedEvents lists the Events of ns by reason, failing on two with one reason.
-func storedEvents(t T, e *Env, evs *client.Resource[*corev1.Event], ns string) map[string]*corev1.Event {
+func storedEvents(t T, e *Env, evs *client.Client[*corev1.Event], ns string) map[string]*corev1.Event {
 	t.Helper()
 	out := map[string]*corev1.Event{}
 	for _, ev := range listEvents(t, e, evs, ns) {

@@ -109,7 +109,7 @@ func testFutureList(t T, e *Env) {
 		require.NoError(t, json.Unmarshal(body, &st), "%s: %s", what, body)
 		requireTooLarge(t, st, ahead, current, what)
 
-		_, err = watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, e.NS, watch.ListOptions{
+		_, err = watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, kube.Scope{Namespace: e.NS}, watch.ListOptions{
 			ResourceVersion: strconv.FormatUint(ahead, 10), ResourceVersionMatch: rvm})
 		require.True(t, kube.IsResourceVersionTooLarge(err), "%s through the client: %v", what, err)
 		se, _ := kube.AsStatus(err)

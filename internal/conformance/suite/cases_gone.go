@@ -30,12 +30,12 @@ func requireExpired(t T, err error, what string) *kube.StatusError {
 // testGoneListExact: an exact list at an RV that compaction passed is 410.
 func testGoneListExact(t T, e *Env) {
 	rv := createPods(t, e, podNames("x", 2), nil)
-	page, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, e.NS, watch.ListOptions{ResourceVersion: rv, ResourceVersionMatch: watch.MatchExact})
+	page, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, kube.Scope{Namespace: e.NS}, watch.ListOptions{ResourceVersion: rv, ResourceVersionMatch: watch.MatchExact})
 	require.NoError(t, err, "exact list before compaction")
 	require.Equal(t, podNames("x", 2), namesOf(page.Items))
 
 	require.NoError(t, e.Target.Expire(e.Ctx, rv))
-	_, err = watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, e.NS, watch.ListOptions{ResourceVersion: rv, ResourceVersionMatch: watch.MatchExact})
+	_, err = watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, kube.Scope{Namespace: e.NS}, watch.ListOptions{ResourceVersion: rv, ResourceVersionMatch: watch.MatchExact})
 	requireExpired(t, err, "exact list after compaction")
 }
 
@@ -45,12 +45,12 @@ func testGoneListExact(t T, e *Env) {
 func testGoneContinue(t T, e *Env) {
 	names := podNames("k", 5)
 	createPods(t, e, names, nil)
-	page, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, e.NS, watch.ListOptions{Limit: 2})
+	page, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, kube.Scope{Namespace: e.NS}, watch.ListOptions{Limit: 2})
 	require.NoError(t, err)
 	require.NotEmpty(t, page.Continue)
 
 	require.NoError(t, e.Target.Expire(e.Ctx, page.ResourceVersion))
-	_, err = watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, e.NS, watch.ListOptions{Limit: 2, Continue: page.Continue})
+	_, err = watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, kube.Scope{Namespace: e.NS}, watch.ListOptions{Limit: 2, Continue: page.Continue})
 	se := requireExpired(t, err, "continue after compaction")
 	require.NotEmpty(t, se.Continue, "410 on a continue token should offer a fresh token")
 
@@ -64,7 +64,7 @@ func testGoneWatch(t T, e *Env) {
 	rv := createPods(t, e, podNames("g", 1), nil)
 	require.NoError(t, e.Target.Expire(e.Ctx, rv))
 	c := newClient(t, e.Target.StorageConfig())
-	st, err := watch.Watch[*Pod](e.Ctx, c, kube.Pods, e.NS, watch.WatchOptions{ResourceVersion: rv})
+	st, err := watch.Watch[*Pod](e.Ctx, c, kube.Pods, kube.Scope{Namespace: e.NS}, watch.WatchOptions{ResourceVersion: rv})
 	require.NoError(t, err, "the watch should open (200) and fail inside the stream")
 	defer st.Close()
 	ev, err := st.Next()

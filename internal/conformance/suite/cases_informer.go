@@ -41,10 +41,10 @@ const churnPods = 2000
 // thousands of creates, updates and deletes made while they watch.
 func testInformerChurn(t T, e *Env, m storeMode) {
 	pc, rec := protoClient(t, e.Target.Config(Admin))
-	streaming := runInformer(t, e, informer.Options[*Pod]{Client: e.Admin, ListMode: informer.ListAuto, Store: m.mode})
-	paged := runInformer(t, e, informer.Options[*Pod]{Client: e.Admin, ListMode: informer.ListPaged, PageSize: 100, Store: m.mode})
-	meta := runInformer(t, e, informer.Options[*metav1.PartialObjectMetadata]{Client: e.Admin, MetadataOnly: true, Store: m.mode})
-	typed := runInformer(t, e, informer.Options[*corev1.Pod]{Client: pc, ListMode: informer.ListPaged, PageSize: 100, Store: m.mode})
+	streaming := runInformer(t, e, informer.Options[*Pod]{Client: e.Admin, Tuning: informer.Tuning{ListMode: informer.ListAuto, Store: m.mode}})
+	paged := runInformer(t, e, informer.Options[*Pod]{Client: e.Admin, Tuning: informer.Tuning{ListMode: informer.ListPaged, PageSize: 100, Store: m.mode}})
+	meta := runInformer(t, e, informer.Options[*metav1.PartialObjectMetadata]{Client: e.Admin, MetadataOnly: true, Tuning: informer.Tuning{Store: m.mode}})
+	typed := runInformer(t, e, informer.Options[*corev1.Pod]{Client: pc, Tuning: informer.Tuning{ListMode: informer.ListPaged, PageSize: 100, Store: m.mode}})
 	hv := newHandlerView[*Pod]()
 	_, err := streaming.AddHandler(hv, informer.HandlerOptions{})
 	require.NoError(t, err)
@@ -95,8 +95,8 @@ func testInformerRecovery(t T, e *Env, m storeMode) {
 	cfg.Host = u.Scheme + "://" + proxy.Addr
 	pcfg := *cfg
 	pc, _ := protoClient(t, &pcfg)
-	inf := runInformer(t, e, informer.Options[*Pod]{Client: newClient(t, cfg), Store: m.mode})
-	typed := runInformer(t, e, informer.Options[*corev1.Pod]{Client: pc, Store: m.mode})
+	inf := runInformer(t, e, informer.Options[*Pod]{Client: newClient(t, cfg), Tuning: informer.Tuning{Store: m.mode}})
+	typed := runInformer(t, e, informer.Options[*corev1.Pod]{Client: pc, Tuning: informer.Tuning{Store: m.mode}})
 	hv := newHandlerView[*Pod]()
 	_, err = inf.AddHandler(hv, informer.HandlerOptions{})
 	require.NoError(t, err)

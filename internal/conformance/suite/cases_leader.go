@@ -22,6 +22,7 @@ import (
 func leaderCases() []Case {
 	return []Case{
 		{Name: "leader/kwatch-and-client-go-never-both-lead", Run: testLeaderAgainstClientGo},
+		{Name: "leader/lost-lease-fences-the-deposed-leader", Run: testLostLeaseFences},
 	}
 }
 
@@ -100,7 +101,7 @@ func testLeaderAgainstClientGo(t T, e *Env) {
 	for _, iv := range all {
 		t.Logf("%-12s led %s to %s (%v)", iv.who, iv.start.Format(time.StampMilli), iv.end.Format(time.StampMilli), iv.end.Sub(iv.start).Round(time.Millisecond))
 	}
-	leases := client.For[*leader.Lease](newClient(t, cfg), kube.Leases, client.Options{})
+	leases := client.For(newClient(t, cfg), kube.Typed[*leader.Lease](kube.Leases), client.Options{})
 	l, err := leases.Get(e.Ctx, e.NS, leaderLease, client.GetOptions{})
 	if err != nil {
 		t.Errorf("read the lease: %v", err)

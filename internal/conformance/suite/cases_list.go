@@ -37,7 +37,7 @@ func testPagination(t T, e *Env) {
 	var pages int
 	var firstRV string
 	for {
-		page, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, e.NS, opts)
+		page, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, kube.Scope{Namespace: e.NS}, opts)
 		require.NoError(t, err, "page %d", pages+1)
 		pages++
 		if firstRV == "" {
@@ -65,7 +65,7 @@ func testPagination(t T, e *Env) {
 // created just before is in it, and the list RV is not older than its RV.
 func testListConsistent(t T, e *Env) {
 	rv := createPods(t, e, podNames("c", 3), nil)
-	page, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, e.NS, watch.ListOptions{})
+	page, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, kube.Scope{Namespace: e.NS}, watch.ListOptions{})
 	require.NoError(t, err)
 	require.Equal(t, podNames("c", 3), namesOf(page.Items))
 	require.GreaterOrEqual(t, rvNumber(t, page.ResourceVersion), rvNumber(t, rv), "list RV vs last create RV")
@@ -80,7 +80,7 @@ func testListRV0(t T, e *Env) {
 	createPods(t, e, names, nil)
 	var last []string
 	eventually(t, e, 30*time.Second, "RV 0 list to show all 5 pods", func() bool {
-		page, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, e.NS, watch.ListOptions{ResourceVersion: "0", Limit: 2})
+		page, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, kube.Scope{Namespace: e.NS}, watch.ListOptions{ResourceVersion: "0", Limit: 2})
 		require.NoError(t, err)
 		require.Empty(t, page.Continue, "RV 0 list with limit 2 gave a continue token: limit was honoured")
 		last = namesOf(page.Items)
@@ -106,7 +106,7 @@ func testLabelSelector(t T, e *Env) {
 		{"app=none", []string{}},
 	}
 	for _, tt := range tests {
-		page, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, e.NS, watch.ListOptions{LabelSelector: tt.selector})
+		page, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, kube.Scope{Namespace: e.NS, LabelSelector: tt.selector}, watch.ListOptions{})
 		require.NoError(t, err, "selector %q", tt.selector)
 		require.Equal(t, tt.want, namesOf(page.Items), "selector %q", tt.selector)
 	}
@@ -127,8 +127,8 @@ func testFieldSelector(t T, e *Env) {
 		{"", "metadata.namespace=" + e.NS, names},
 	}
 	for _, tt := range tests {
-		opts := watch.ListOptions{LabelSelector: tt.label, FieldSelector: tt.field}
-		page, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, e.NS, opts)
+		sc := kube.Scope{Namespace: e.NS, LabelSelector: tt.label, FieldSelector: tt.field}
+		page, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, sc, watch.ListOptions{})
 		require.NoError(t, err, "selectors %q %q", tt.label, tt.field)
 		require.Equal(t, tt.want, namesOf(page.Items), "selectors %q %q", tt.label, tt.field)
 	}
@@ -141,16 +141,16 @@ func map3(k, v string) func(int) map[string]string {
 // testBadSelector: a selector the server cannot parse, or a field it does
 // not index, is a 400 BadRequest status error.
 func testBadSelector(t T, e *Env) {
-	tests := []watch.ListOptions{
-		{LabelSelector: "app in (x"},
-		{FieldSelector: "spec.noSuchField=1"},
+	tests := []kube.Scope{
+		{Namespace: e.NS, LabelSelector: "app in (x"},
+		{Namespace: e.NS, FieldSelector: "spec.noSuchField=1"},
 	}
-	for _, opts := range tests {
-		_, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, e.NS, opts)
+	for _, sc := range tests {
+		_, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, sc, watch.ListOptions{})
 		se, ok := kube.AsStatus(err)
-		require.True(t, ok, "%+v: want a status error, got %v", opts, err)
-		require.EqualValues(t, http.StatusBadRequest, se.Code, "%+v: %v", opts, err)
-		require.Equal(t, "BadRequest", se.Reason, "%+v", opts)
+		require.True(t, ok, "%+v: want a status error, got %v", sc, err)
+		require.EqualValues(t, http.StatusBadRequest, se.Code, "%+v: %v", sc, err)
+		require.Equal(t, "BadRequest", se.Reason, "%+v", sc)
 	}
 }
 
@@ -160,7 +160,7 @@ func testBadSelector(t T, e *Env) {
 func testListTooLarge(t T, e *Env) {
 	rv := createPods(t, e, podNames("t", 1), nil)
 	ahead := strconv.FormatUint(rvNumber(t, rv)+1_000_000, 10)
-	_, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, e.NS, watch.ListOptions{ResourceVersion: ahead})
+	_, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, kube.Scope{Namespace: e.NS}, watch.ListOptions{ResourceVersion: ahead})
 	requireStatus(t, err, http.StatusGatewayTimeout, "Timeout", "list ahead of the server")
 	require.True(t, kube.IsRetryable(err), "504 should be retryable")
 	se, _ := kube.AsStatus(err)

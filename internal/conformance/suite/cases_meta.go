@@ -44,7 +44,7 @@ func testMetadataList(t T, e *Env) {
 // testMetadataWatch: a MetadataOnly watch delivers PartialObjectMetadata
 // objects for ADDED, MODIFIED and DELETED.
 func testMetadataWatch(t T, e *Env) {
-	page, err := watch.List[*metav1.PartialObjectMetadata](e.Ctx, e.Admin, kube.Pods, e.NS, watch.ListOptions{MetadataOnly: true})
+	page, err := watch.List[*metav1.PartialObjectMetadata](e.Ctx, e.Admin, kube.Pods, kube.Scope{Namespace: e.NS}, watch.ListOptions{MetadataOnly: true})
 	require.NoError(t, err)
 	st := openWatch[*metav1.PartialObjectMetadata](t, e, e.Admin,
 		watch.WatchOptions{ResourceVersion: page.ResourceVersion, MetadataOnly: true, AllowBookmarks: true})

@@ -93,7 +93,7 @@ func testProtoListWatch(t T, e *Env) {
 		require.NotEmpty(t, p.Spec.Containers[0].Image, p.Name)
 	}
 
-	st, err := watch.Watch[*corev1.Pod](e.Ctx, c, kube.Pods, e.NS, watch.WatchOptions{ResourceVersion: rv, AllowBookmarks: true})
+	st, err := watch.Watch[*corev1.Pod](e.Ctx, c, kube.Pods, kube.Scope{Namespace: e.NS}, watch.WatchOptions{ResourceVersion: rv, AllowBookmarks: true})
 	require.NoError(t, err)
 	defer st.Close()
 	_, err = e.Kube.LabelPod(e.Ctx, e.NS, names[3], "enc", "changed")
@@ -124,7 +124,7 @@ func testProtoListWatch(t T, e *Env) {
 // arrive intact in protobuf.
 func testProtoErrors(t T, e *Env) {
 	c, rec := protoClient(t, e.Target.Config(Admin))
-	_, err := watch.List[*corev1.Pod](e.Ctx, c, kube.Pods, e.NS, watch.ListOptions{LabelSelector: "a in (b"})
+	_, err := watch.List[*corev1.Pod](e.Ctx, c, kube.Pods, kube.Scope{Namespace: e.NS, LabelSelector: "a in (b"}, watch.ListOptions{})
 	se, ok := kube.AsStatus(err)
 	require.True(t, ok, "want a StatusError, got %v", err)
 	require.EqualValues(t, http.StatusBadRequest, se.Code)
@@ -133,7 +133,7 @@ func testProtoErrors(t T, e *Env) {
 	rv := createPods(t, e, podNames("pg", 1), nil)
 	require.NoError(t, e.Target.Expire(e.Ctx, rv))
 	sc, srec := protoClient(t, e.Target.StorageConfig())
-	st, err := watch.Watch[*corev1.Pod](e.Ctx, sc, kube.Pods, e.NS, watch.WatchOptions{ResourceVersion: rv})
+	st, err := watch.Watch[*corev1.Pod](e.Ctx, sc, kube.Pods, kube.Scope{Namespace: e.NS}, watch.WatchOptions{ResourceVersion: rv})
 	require.NoError(t, err, "the watch should open (200) and fail inside the stream")
 	defer st.Close()
 	_, err = st.Next()
@@ -153,8 +153,8 @@ func testProtoInformerIn(t T, e *Env, m storeMode) {
 	c, rec := protoClient(t, e.Target.Config(Admin))
 	names := podNames("pi", 200)
 	createPods(t, e, names[:100], nil)
-	streaming := runInformer(t, e, informer.Options[*corev1.Pod]{Client: c, ListMode: informer.ListAuto, Store: m.mode})
-	paged := runInformer(t, e, informer.Options[*corev1.Pod]{Client: c, ListMode: informer.ListPaged, PageSize: 30, Store: m.mode})
+	streaming := runInformer(t, e, informer.Options[*corev1.Pod]{Client: c, Tuning: informer.Tuning{ListMode: informer.ListAuto, Store: m.mode}})
+	paged := runInformer(t, e, informer.Options[*corev1.Pod]{Client: c, Tuning: informer.Tuning{ListMode: informer.ListPaged, PageSize: 30, Store: m.mode}})
 	createPods(t, e, names[100:], nil)
 	forEach(t, 40, func(i int) error {
 		_, err := e.Kube.LabelPod(e.Ctx, e.NS, names[i], "step", "two")
@@ -203,7 +203,7 @@ func testSlimTypeReadsJSON(t T, e *Env) {
 		require.Equal(t, "slim", p.Labels["enc"], p.Name)
 		require.NotEmpty(t, p.Spec.Containers, p.Name)
 	}
-	st, err := watch.Watch[*slimPod](e.Ctx, c, kube.Pods, e.NS, watch.WatchOptions{ResourceVersion: rv})
+	st, err := watch.Watch[*slimPod](e.Ctx, c, kube.Pods, kube.Scope{Namespace: e.NS}, watch.WatchOptions{ResourceVersion: rv})
 	require.NoError(t, err)
 	defer st.Close()
 	_, err = e.Kube.LabelPod(e.Ctx, e.NS, names[0], "enc", "changed")
@@ -212,7 +212,7 @@ func testSlimTypeReadsJSON(t T, e *Env) {
 	require.NoError(t, err)
 	require.Equal(t, names[0], ev.Object.Name)
 	require.Equal(t, "changed", ev.Object.Labels["enc"])
-	got, err := client.For[*slimPod](c, kube.Pods, client.Options{}).Get(e.Ctx, e.NS, names[1], client.GetOptions{})
+	got, err := client.For(c, kube.Typed[*slimPod](kube.Pods), client.Options{}).Get(e.Ctx, e.NS, names[1], client.GetOptions{})
 	require.NoError(t, err)
 	require.Equal(t, names[1], got.Name)
 	require.NotEmpty(t, got.Spec.Containers)

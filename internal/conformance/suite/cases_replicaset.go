@@ -26,6 +26,7 @@ import (
 func controllerCases() []Case {
 	return []Case{
 		{Name: "controller/replicaset", Run: testReplicaSetController},
+		{Name: "controller/replicaset-lagged", Run: testReplicaSetUnderLag},
 	}
 }
 
@@ -46,8 +47,8 @@ func testReplicaSetController(t T, e *Env) {
 		<-done
 	})
 
-	rss := client.For[*appsv1.ReplicaSet](c, kube.ReplicaSets, client.Options{Encoding: client.Protobuf})
-	pods := client.For[*corev1.Pod](c, kube.Pods, client.Options{})
+	rss := client.For(c, kube.Typed[*appsv1.ReplicaSet](kube.ReplicaSets), client.Options{Encoding: client.Protobuf})
+	pods := client.For(c, kube.Typed[*corev1.Pod](kube.Pods), client.Options{})
 	three := int32(3)
 	labels := map[string]string{"app": "web"}
 	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: e.NS, Name: "web"},
@@ -58,7 +59,7 @@ func testReplicaSetController(t T, e *Env) {
 	require.NoError(t, err)
 
 	images := func() []string {
-		page, err := pods.List(e.Ctx, e.NS, watch.ListOptions{LabelSelector: "app=web"})
+		page, err := pods.List(e.Ctx, kube.Scope{Namespace: e.NS, LabelSelector: "app=web"}, watch.ListOptions{})
 		require.NoError(t, err)
 		var out []string
 		for _, p := range page.Items {
@@ -85,9 +86,9 @@ func testReplicaSetController(t T, e *Env) {
 		require.NoError(t, err)
 		return got.Status.Replicas == 3 && got.Status.ObservedGeneration == got.Generation
 	})
-	evs := client.For[*corev1.Event](c, kube.Events, client.Options{})
+	evs := client.For(c, kube.Typed[*corev1.Event](kube.Events), client.Options{})
 	eventually(t, e, rsConverge, "a SuccessfulCreate event per pod", func() bool {
-		page, err := evs.List(e.Ctx, e.NS, watch.ListOptions{FieldSelector: "involvedObject.kind=ReplicaSet,involvedObject.name=web,reason=SuccessfulCreate"})
+		page, err := evs.List(e.Ctx, kube.Scope{Namespace: e.NS, FieldSelector: "involvedObject.kind=ReplicaSet,involvedObject.name=web,reason=SuccessfulCreate"}, watch.ListOptions{})
 		require.NoError(t, err)
 		return len(page.Items) == 3
 	})
@@ -112,7 +113,7 @@ func testReplicaSetController(t T, e *Env) {
 		require.NoError(t, err)
 		return got.Status.ObservedGeneration == got.Generation && got.Generation > 1
 	})
-	page, err := pods.List(e.Ctx, e.NS, watch.ListOptions{LabelSelector: "app=web"})
+	page, err := pods.List(e.Ctx, kube.Scope{Namespace: e.NS, LabelSelector: "app=web"}, watch.ListOptions{})
 	require.NoError(t, err)
 	require.Len(t, page.Items, 1)
 	require.NoError(t, pods.Delete(e.Ctx, e.NS, page.Items[0].Name, client.DeleteOptions{}))

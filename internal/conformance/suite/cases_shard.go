@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kwatch/kwatch/client"
-	"github.com/kwatch/kwatch/internal/shardreplica"
+	"github.com/kwatch/kwatch/internal/rig/shardreplica"
 	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/shard"
 	"github.com/kwatch/kwatch/watch"
@@ -52,7 +52,7 @@ type shardCM struct {
 // every ConfigMap must carry its owner's label.
 func testShardReplicas(t T, e *Env, mode shard.Mode) {
 	cfg := e.Target.Config(Admin)
-	cms := client.For[*shardCM](e.Admin, kube.ConfigMaps, client.Options{})
+	cms := client.For(e.Admin, kube.Typed[*shardCM](kube.ConfigMaps), client.Options{})
 	var keys []string
 	for i := range 300 {
 		obj := &shardCM{ObjectMeta: metav1.ObjectMeta{Namespace: e.NS, Name: fmt.Sprintf("shard-%03d", i)}}
@@ -62,7 +62,7 @@ func testShardReplicas(t T, e *Env, mode shard.Mode) {
 		}
 		keys = append(keys, e.NS+"/"+obj.Name)
 	}
-	all, err := cms.List(e.Ctx, e.NS, watch.ListOptions{})
+	all, err := cms.List(e.Ctx, kube.Scope{Namespace: e.NS}, watch.ListOptions{})
 	if err != nil {
 		t.Errorf("list: %v", err)
 		t.FailNow()
@@ -133,7 +133,7 @@ func shardSettle(t T, e *Env, tl *shardreplica.Timeline, ids []string) {
 // shardTouch changes every ConfigMap and waits until each was reconciled
 // since, then checks the last reconcile of each was by its ring owner.
 // It returns how many keys each replica reconciled.
-func shardTouch(t T, e *Env, cms *client.Resource[*shardCM], tl *shardreplica.Timeline, keys, ids []string) map[string]int {
+func shardTouch(t T, e *Env, cms *client.Client[*shardCM], tl *shardreplica.Timeline, keys, ids []string) map[string]int {
 	t.Helper()
 	ring := shard.NewRing(ids, 0)
 	touched := time.Now()
@@ -167,13 +167,13 @@ func shardTouch(t T, e *Env, cms *client.Resource[*shardCM], tl *shardreplica.Ti
 
 // shardLabels checks, in Label mode, that every ConfigMap carries the
 // label of its owner on the ring of ids (once reconciled, it must).
-func shardLabels(t T, e *Env, cms *client.Resource[*shardCM], mode shard.Mode, ids []string) {
+func shardLabels(t T, e *Env, cms *client.Client[*shardCM], mode shard.Mode, ids []string) {
 	t.Helper()
 	if mode != shard.Label {
 		return
 	}
 	ring := shard.NewRing(ids, 0)
-	page, err := cms.List(e.Ctx, e.NS, watch.ListOptions{})
+	page, err := cms.List(e.Ctx, kube.Scope{Namespace: e.NS}, watch.ListOptions{})
 	if err != nil {
 		t.Errorf("list: %v", err)
 		t.FailNow()

@@ -25,6 +25,7 @@ func snapshotCases() []Case {
 		{Name: "informer-compact/snapshot-restart-resumes-watch", Run: testSnapshotRestart},
 		{Name: "informer-compact/snapshot-older-than-history", Run: testSnapshotOlderThanHistory},
 		{Name: "informer-compact/snapshot-taken-before-deletes", Run: testSnapshotBeforeDeletes},
+		{Name: "informer-compact/snapshot-from-another-cluster", Run: testSnapshotFromAnotherCluster},
 	}
 }
 
@@ -71,9 +72,10 @@ type snapInformer[O watch.Object] struct {
 // in dir/<name>.snap.
 func newSnapSubject[O watch.Object](dir, name string, c *kube.Client, proto bool) snapSubject {
 	return &snapInformer[O]{name: name, lister: c, proto: proto, opts: informer.Options[O]{
-		Client: c, Store: informer.StoreCompact, MinWatchTimeout: snapWatchTimeout,
+		Client: c,
 		// Writes while running too, paced, besides the one when Run returns.
 		Snapshot: &informer.SnapshotOptions{Path: filepath.Join(dir, name+".snap"), Interval: time.Second, BytesPerSecond: 1 << 20},
+		Tuning:   informer.Tuning{Store: informer.StoreCompact, MinWatchTimeout: snapWatchTimeout},
 	}}
 }
 

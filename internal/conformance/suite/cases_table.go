@@ -27,6 +27,7 @@ func tableCases() []Case {
 	return []Case{
 		{Name: "table/kwatch-prints-the-servers-columns", Run: testTableColumns},
 		{Name: "table/kwatch-watch-prints-server-rows", Run: testTableWatch},
+		{Name: "table/kwatch-diff-names-the-changed-spec-fields", Run: testKwatchDiff},
 	}
 }
 

@@ -25,7 +25,7 @@ func watchCases() []Case {
 // Pods listed before are not replayed.
 func testWatchEvents(t T, e *Env) {
 	createPods(t, e, podNames("old", 2), nil)
-	page, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, e.NS, watch.ListOptions{})
+	page, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, kube.Scope{Namespace: e.NS}, watch.ListOptions{})
 	require.NoError(t, err)
 	st := openWatch[*Pod](t, e, e.Admin, watch.WatchOptions{ResourceVersion: page.ResourceVersion, AllowBookmarks: true})
 
@@ -100,7 +100,7 @@ func testBookmarks(t T, e *Env) {
 // testWatchTimeout: timeoutSeconds makes the server end the stream, and the
 // client sees a clean io.EOF, not an error.
 func testWatchTimeout(t T, e *Env) {
-	page, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, e.NS, watch.ListOptions{})
+	page, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, kube.Scope{Namespace: e.NS}, watch.ListOptions{})
 	require.NoError(t, err)
 	st := openWatch[*Pod](t, e, e.Admin, watch.WatchOptions{ResourceVersion: page.ResourceVersion, TimeoutSeconds: 2})
 	for {
@@ -153,7 +153,7 @@ func testWatchFromZero(t T, e *Env) {
 	// RV 0 may be served from a cache that lags the create: wait until a
 	// list at RV 0 shows every pod, so the watch's start state does too.
 	eventually(t, e, 30*time.Second, "RV 0 list to show every pod", func() bool {
-		page, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, e.NS, watch.ListOptions{ResourceVersion: "0"})
+		page, err := watch.List[*Pod](e.Ctx, e.Admin, kube.Pods, kube.Scope{Namespace: e.NS}, watch.ListOptions{ResourceVersion: "0"})
 		require.NoError(t, err)
 		return len(page.Items) == len(names)
 	})

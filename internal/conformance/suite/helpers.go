@@ -92,7 +92,7 @@ func listAll[O watch.Object](t T, e *Env, c *kube.Client, opts watch.ListOptions
 	var items []O
 	var rv string
 	for {
-		page, err := watch.List[O](e.Ctx, c, kube.Pods, e.NS, opts)
+		page, err := watch.List[O](e.Ctx, c, kube.Pods, kube.Scope{Namespace: e.NS}, opts)
 		require.NoError(t, err, "list %+v", opts)
 		items = append(items, page.Items...)
 		if rv == "" {
@@ -134,7 +134,7 @@ func eventually(t T, e *Env, limit time.Duration, what string, cond func() bool)
 // openWatch opens a pod watch in the case's namespace, closed at cleanup.
 func openWatch[O watch.Object](t T, e *Env, c *kube.Client, opts watch.WatchOptions) *watch.Stream[O] {
 	t.Helper()
-	st, err := watch.Watch[O](e.Ctx, c, kube.Pods, e.NS, opts)
+	st, err := watch.Watch[O](e.Ctx, c, kube.Pods, kube.Scope{Namespace: e.NS}, opts)
 	require.NoError(t, err, "open watch %+v", opts)
 	t.Cleanup(func() { st.Close() })
 	return st

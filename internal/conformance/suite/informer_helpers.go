@@ -55,7 +55,7 @@ func runInformer[O watch.Object](t T, e *Env, opts informer.Options[O]) *informe
 // return, failing t if Run failed; cleanup calls it too, so a case need not.
 func startInformer[O watch.Object](t T, e *Env, opts informer.Options[O], h informer.Handler[O]) (inf *informer.Informer[O], stop func()) {
 	t.Helper()
-	opts.Resource, opts.Namespace = kube.Pods, e.NS
+	opts.Resource, opts.Scope.Namespace = kube.Pods, e.NS
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

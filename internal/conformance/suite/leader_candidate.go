@@ -62,7 +62,7 @@ func runCandidateProcess() int {
 	}
 	e, err := leader.New(leader.Config{Client: c, Namespace: os.Getenv(candidateEnv + "_NS"),
 		Name: os.Getenv(candidateEnv + "_NAME"), Identity: os.Getenv(candidateEnv + "_ID"),
-		LeaseDuration: electLease, RenewDeadline: electRenew, RetryPeriod: electRetry,
+		Timing: leader.Timing{LeaseDuration: electLease, RenewDeadline: electRenew, RetryPeriod: electRetry},
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
 	if err != nil {
 		fmt.Println("exit", err)

@@ -11,15 +11,16 @@ import (
 type Style int
 
 const (
-	StyleNormal   Style = iota
-	StyleTitle          // bold
-	StyleHeader         // the table's header: reverse
-	StyleGood           // green: Running, Completed, watching
-	StyleWarn           // yellow: Pending, ContainerCreating, listing
-	StyleBad            // red: Failed, CrashLoopBackOff, Error, reconnecting
-	StyleDim            // dim: Terminating, hints
-	StyleSelected       // reverse: the namespace under the cursor
-	StyleChanged        // bold: a row that changed a moment ago
+	StyleNormal      Style = iota
+	StyleTitle             // bold
+	StyleHeader            // the table's header: reverse
+	StyleGood              // green: Running, Completed, watching
+	StyleWarn              // yellow: Pending, ContainerCreating, listing
+	StyleBad               // red: Failed, CrashLoopBackOff, Error, reconnecting
+	StyleDim               // dim: Terminating, hints
+	StyleSelected          // reverse: the namespace under the cursor
+	StyleChanged           // bold: a row that changed a moment ago
+	StyleChangedCell       // bold and underlined: a cell that changed a moment ago
 )
 
 // Span is text in one style; a plain value.

@@ -1,5 +1,7 @@
 package live
 
+import "strings"
+
 // KeyCode names a key that is not a character.
 type KeyCode int
 
@@ -31,8 +33,11 @@ func R(r rune) Key { return Key{Code: KeyRune, Rune: r} }
 // quit. Keys, by mode:
 //   - table: q or Ctrl-C quit; / types a filter; n picks a namespace; s
 //     sorts by name, status (failing first) or age (newest first); Esc
-//     clears the filter and the namespace; ↑↓ j k, PgUp PgDn space b,
-//     Home End g G scroll.
+//     clears the filter and the namespace; ↑↓ j k move the selected row,
+//     PgUp PgDn space b, Home End g G move it and scroll; Enter shows the
+//     selected row's last changes.
+//   - changes (the detail pane): ↑↓ j k, PgUp PgDn, Home End g G scroll;
+//     Esc goes back to the table; q or Ctrl-C quit.
 //   - filter: characters narrow the rows as they are typed (any cell or the
 //     namespace contains the text, ignoring case); Backspace and Ctrl-U
 //     erase; Enter keeps the filter; Esc clears it; Ctrl-C quits.
@@ -47,6 +52,8 @@ func (m *Model) HandleKey(k Key) (quit bool) {
 		m.filterKey(k)
 	case modeNamespaces:
 		return m.pickerKey(k)
+	case modeDetail:
+		return m.detailKey(k)
 	default:
 		return m.tableKey(k)
 	}
@@ -55,48 +62,97 @@ func (m *Model) HandleKey(k Key) (quit bool) {
 
 func (m *Model) tableKey(k Key) bool {
 	switch k.Code {
+	case KeyUp, KeyDown, KeyPgUp, KeyPgDn, KeyHome, KeyEnd:
+		m.showCursor = true
+	case KeyRune:
+		if strings.ContainsRune("jk fbgG", k.Rune) {
+			m.showCursor = true
+		}
+	}
+	switch k.Code {
 	case KeyRune:
 		switch k.Rune {
 		case 'q':
 			return true
 		case '/':
-			m.mode, m.filter, m.offset = modeFilter, "", 0
+			m.mode, m.filter, m.offset, m.cursor = modeFilter, "", 0, 0
 		case 's':
 			m.SetOrder((m.order + 1) % orders)
-			m.offset = 0
+			m.offset, m.cursor = 0, 0
 		case 'n':
 			if m.opts.Namespaced {
 				m.mode, m.pick = modeNamespaces, m.namespaceIndex()
 			}
 		case 'j':
-			m.offset++
+			m.cursor++
 		case 'k':
-			m.offset--
+			m.cursor--
 		case ' ', 'f':
-			m.offset += m.page
+			m.cursor, m.offset = m.cursor+m.page, m.offset+m.page
 		case 'b':
-			m.offset -= m.page
+			m.cursor, m.offset = m.cursor-m.page, m.offset-m.page
 		case 'g':
-			m.offset = 0
+			m.cursor, m.offset = 0, 0
 		case 'G':
-			m.offset = m.Len() // Render clamps it to the last page
+			m.cursor, m.offset = m.Len(), m.Len() // Render clamps them to the last row and page
 		}
 	case KeyEsc:
-		m.filter, m.namespace, m.offset = "", "", 0
+		m.filter, m.namespace, m.offset, m.cursor = "", "", 0, 0
+	case KeyEnter:
+		m.mode, m.detailOffset, m.selected = modeDetail, 0, "" // Render picks the cursor's row
 	case KeyUp:
-		m.offset--
+		m.cursor--
 	case KeyDown:
-		m.offset++
+		m.cursor++
 	case KeyPgUp:
-		m.offset -= m.page
+		m.cursor, m.offset = m.cursor-m.page, m.offset-m.page
 	case KeyPgDn:
-		m.offset += m.page
+		m.cursor, m.offset = m.cursor+m.page, m.offset+m.page
 	case KeyHome:
-		m.offset = 0
+		m.cursor, m.offset = 0, 0
 	case KeyEnd:
-		m.offset = m.Len()
+		m.cursor, m.offset = m.Len(), m.Len()
 	}
-	m.offset = max(m.offset, 0)
+	m.offset, m.cursor = max(m.offset, 0), max(m.cursor, 0)
+	return false
+}
+
+// detailKey scrolls the changes pane or leaves it.
+func (m *Model) detailKey(k Key) bool {
+	switch k.Code {
+	case KeyRune:
+		switch k.Rune {
+		case 'q':
+			return true
+		case 'j':
+			m.detailOffset++
+		case 'k':
+			m.detailOffset--
+		case ' ', 'f':
+			m.detailOffset += m.page
+		case 'b':
+			m.detailOffset -= m.page
+		case 'g':
+			m.detailOffset = 0
+		case 'G':
+			m.detailOffset = 1 << 30 // Render clamps it
+		}
+	case KeyEsc:
+		m.mode = modeTable
+	case KeyUp:
+		m.detailOffset--
+	case KeyDown:
+		m.detailOffset++
+	case KeyPgUp:
+		m.detailOffset -= m.page
+	case KeyPgDn:
+		m.detailOffset += m.page
+	case KeyHome:
+		m.detailOffset = 0
+	case KeyEnd:
+		m.detailOffset = 1 << 30
+	}
+	m.detailOffset = max(m.detailOffset, 0)
 	return false
 }
 
@@ -117,7 +173,7 @@ func (m *Model) filterKey(k Key) {
 	case KeyEsc:
 		m.mode, m.filter = modeTable, ""
 	}
-	m.offset = 0
+	m.offset, m.cursor = 0, 0
 }
 
 func (m *Model) pickerKey(k Key) bool {
@@ -148,7 +204,7 @@ func (m *Model) pickerKey(k Key) bool {
 		if m.pick > 0 {
 			m.namespace = names[m.pick-1]
 		}
-		m.mode, m.offset = modeTable, 0
+		m.mode, m.offset, m.cursor = modeTable, 0, 0
 	}
 	m.pick = min(max(m.pick, 0), len(m.perNamespace))
 	return false

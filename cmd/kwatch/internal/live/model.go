@@ -31,10 +31,27 @@ type Row struct {
 	// (zero for the initial list): for changedFor after it the row is
 	// bold, as "watch -d" highlights what changed.
 	Changed time.Time
+	// CellsChanged[i] is when cell i (of Cells, without NAMESPACE) last
+	// changed, as the view heard of it: for changedFor after it the cell is
+	// marked. Zero, nil or short: not changed.
+	CellsChanged []time.Time
+	// History is the object's last changes, oldest first, for the detail
+	// pane (Enter); nil for none.
+	History []Change
 }
 
-// changedFor is how long a changed row stays bold.
-const changedFor = 2 * time.Second
+// Change is one change of an object as the detail pane shows it: when the
+// view heard of it, what kind ("MODIFIED"), and one line per field
+// (diff.Change's form). A plain value.
+type Change struct {
+	At    time.Time
+	Event string
+	Lines []string
+}
+
+// changedFor is how long a changed row stays bold and its changed cells
+// marked.
+const changedFor = 3 * time.Second
 
 // Options configure a Model. The zero value is a model with no columns.
 type Options struct {
@@ -70,6 +87,7 @@ const (
 	modeTable mode = iota
 	modeFilter
 	modeNamespaces
+	modeDetail // the selected row's last changes
 )
 
 // Model is the live view's state: the rows, the connection, and what the
@@ -106,7 +124,15 @@ type Model struct {
 	namespace string // picked namespace; "" shows all
 	pick      int    // cursor in the namespace list (0 is "all") while picking
 	offset    int    // first row shown, after filtering
-	page      int    // table rows the last Render showed (PgUp/PgDn move by it)
+	cursor    int    // the selected row, after filtering; Render keeps it shown
+	// showCursor: the user moved the cursor, so its row is drawn selected
+	// (until then the first row is selected but drawn as the others).
+	showCursor bool
+	page       int // table rows the last Render showed (PgUp/PgDn move by it)
+	// selected is the key of the cursor's row at the last Render, whose
+	// changes the detail pane shows; detailOffset scrolls the pane.
+	selected     string
+	detailOffset int
 }
 
 // NewModel returns an empty model.

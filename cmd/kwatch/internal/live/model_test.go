@@ -147,7 +147,7 @@ func TestModelNamespacePickNeedsNamespaces(t *testing.T) {
 	keys(m, R('n'))
 	f := m.Render(t0, 80, 8)
 	require.Regexp(t, `^NAME$`, f.Lines[3].String(), "n does nothing for cluster-scoped rows")
-	require.Equal(t, "/ filter · s sort · ↑↓ PgUp PgDn Home End scroll · q quit", f.Lines[7].String(), "and is not offered")
+	require.Equal(t, "/ filter · s sort · ↑↓ move · Enter changes · q quit", f.Lines[7].String(), "and is not offered")
 }
 
 func TestModelAgesTickWithTheClock(t *testing.T) {
@@ -170,37 +170,48 @@ func TestModelScroll(t *testing.T) {
 		name := fmt.Sprintf("p%02d", i)
 		m.Upsert(Row{Key: name, Name: name, Cells: func(time.Time) []string { return []string{name} }})
 	}
-	first := func(ks ...Key) string {
+	// first returns the first row shown and the selected one.
+	first := func(ks ...Key) (string, string) {
 		keys(m, ks...)
-		return m.Render(t0, 40, 10).Lines[4].String() // 5 rows fit under 4 top lines and the footer
+		f := m.Render(t0, 40, 10) // 5 rows fit under 4 top lines and the footer
+		sel := ""
+		for _, l := range f.Lines[4:9] {
+			if len(l) > 0 && l[len(l)-1].Style == StyleSelected {
+				sel = strings.TrimSpace(l.String())
+			}
+		}
+		return f.Lines[4].String(), sel
 	}
-	require.Equal(t, "p00", first())
+	top, sel := first()
+	require.Equal(t, []string{"p00", ""}, []string{top, sel}, "the first row is selected, not drawn so until the cursor moves")
 	tests := []struct {
-		key  Key
-		want string
+		key       Key
+		top, want string // the first row shown, the selected one
 	}{
-		{Key{Code: KeyDown}, "p01"},
-		{R('j'), "p02"},
-		{Key{Code: KeyUp}, "p01"},
-		{Key{Code: KeyPgDn}, "p06"},
-		{R(' '), "p11"},
-		{Key{Code: KeyPgUp}, "p06"},
-		{Key{Code: KeyEnd}, "p15"},
-		{Key{Code: KeyDown}, "p15"}, // past the end stays on the last page
-		{Key{Code: KeyHome}, "p00"},
-		{Key{Code: KeyUp}, "p00"},
-		{R('G'), "p15"},
-		{R('g'), "p00"},
+		{Key{Code: KeyDown}, "p00", "p01"},
+		{R('j'), "p00", "p02"},
+		{Key{Code: KeyUp}, "p00", "p01"},
+		{Key{Code: KeyPgDn}, "p05", "p06"},
+		{R(' '), "p10", "p11"},
+		{Key{Code: KeyPgUp}, "p05", "p06"},
+		{Key{Code: KeyEnd}, "p15", "p19"},
+		{Key{Code: KeyDown}, "p15", "p19"}, // past the end stays on the last row
+		{Key{Code: KeyHome}, "p00", "p00"},
+		{Key{Code: KeyUp}, "p00", "p00"},
+		{R('G'), "p15", "p19"},
+		{R('g'), "p00", "p00"},
 	}
 	for _, tc := range tests {
-		require.Equal(t, tc.want, first(tc.key), "after %+v", tc.key)
+		top, sel := first(tc.key)
+		require.Equal(t, []string{tc.top, tc.want}, []string{top, sel}, "after %+v", tc.key)
 	}
 	keys(m, Key{Code: KeyEnd})
 	require.Contains(t, m.Render(t0, 80, 10).Lines[0].String(), "20 (rows 16-20)")
 	for i := 5; i < 20; i++ {
 		m.Delete(fmt.Sprintf("p%02d", i))
 	}
-	require.Equal(t, "p00", first(), "fewer rows pull the view back")
+	top, _ = first()
+	require.Equal(t, "p00", top, "fewer rows pull the view back")
 }
 
 func TestStatusStyle(t *testing.T) {
@@ -363,4 +374,58 @@ func TestModelSort(t *testing.T) {
 	m.SetOrder(Order(42))
 	require.Equal(t, ByName, m.Order(), "an unknown order is by name")
 	require.Equal(t, "age", ByAge.String())
+}
+
+// TestModelChangedCellsAreMarked: the cells that changed are marked (bold
+// and underlined) for changedFor after the change, by the model's clock,
+// the others bold; then the row is plain again.
+func TestModelChangedCellsAreMarked(t *testing.T) {
+	r := pod("a", "x", "Running", t0)
+	r.Changed, r.CellsChanged = t0, []time.Time{t0}
+	m := podModel(r)
+	styles := func(now time.Time) map[string]Style {
+		out := map[string]Style{}
+		for _, sp := range m.Render(now, 60, 8).Lines[4] {
+			if txt := strings.TrimSpace(sp.Text); txt != "" {
+				out[txt] = sp.Style
+			}
+		}
+		return out
+	}
+	got := styles(t0.Add(time.Second))
+	require.Equal(t, StyleChangedCell, got["x"], "the changed cell: %v", got)
+	require.Equal(t, StyleChanged, got["a"], "the row's other cells are bold: %v", got)
+	require.Equal(t, StyleGood, got["Running"], "the status keeps its colour: %v", got)
+	got = styles(t0.Add(changedFor))
+	require.Equal(t, StyleNormal, got["x"], "no longer: %v", got)
+}
+
+// TestModelDetailPane: Enter shows the selected row's last changes, newest
+// first, scrollable; Esc goes back to the table; a change arriving
+// meanwhile shows at once.
+func TestModelDetailPane(t *testing.T) {
+	r := pod("a", "x", "Running", t0)
+	r.History = []Change{
+		{At: t0, Event: "MODIFIED", Lines: []string{"status.phase: Pending → Running"}},
+		{At: t0.Add(time.Second), Event: "MODIFIED", Lines: []string{"spec.replicas: 3 → 5", "metadata.labels.app: (added) web"}},
+	}
+	m := podModel(r, pod("b", "y", "Running", t0))
+	keys(m, Key{Code: KeyEnter})
+	f := m.Render(t0, 60, 10).String()
+	require.Contains(t, f, "CHANGES OF a/x\n")
+	want := "12:00:01  MODIFIED\n    spec.replicas: 3 → 5\n    metadata.labels.app: (added) web\n12:00:00  MODIFIED\n    status.phase: Pending → Running\n"
+	require.Contains(t, f, want, "newest first")
+	require.Contains(t, f, "Esc back")
+	keys(m, Key{Code: KeyDown}, Key{Code: KeyDown})
+	f = m.Render(t0, 60, 7).String() // two lines of the pane
+	require.Contains(t, f, "CHANGES OF a/x\n    metadata.labels.app: (added) web\n12:00:00  MODIFIED\n")
+	keys(m, Key{Code: KeyEsc})
+	require.Contains(t, m.Render(t0, 60, 10).String(), "NAMESPACE   NAME", "back to the table")
+
+	keys(m, Key{Code: KeyDown}, Key{Code: KeyEnter})
+	require.Contains(t, m.Render(t0, 60, 10).String(), "CHANGES OF b/y\n  no change seen since kwatch started")
+	y := pod("b", "y", "Running", t0)
+	y.History = []Change{{At: t0, Event: "MODIFIED", Lines: []string{"spec.x: 1 → 2"}}}
+	m.Upsert(y)
+	require.Contains(t, m.Render(t0, 60, 10).String(), "    spec.x: 1 → 2\n", "a change shows at once")
 }

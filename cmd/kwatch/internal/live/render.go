@@ -28,15 +28,21 @@ func (m *Model) Render(now time.Time, width, height int) Frame {
 
 	var header Line
 	var lines []Line
-	if m.mode == modeNamespaces {
+	switch m.mode {
+	case modeNamespaces:
 		header = Line{{Text: "NAMESPACE", Style: StyleHeader}}
 		lines = m.pickerLines(body)
-	} else {
+	case modeDetail:
+		if m.selected == "" { // Enter before any table was drawn
+			m.placeCursor(rows, body)
+		}
+		header, lines = m.detailLines(body)
+	default:
 		var widths []int
 		header, widths = m.layout(rows)
-		m.offset = min(max(m.offset, 0), max(len(rows)-body, 0))
-		for _, e := range rows[m.offset:min(m.offset+body, len(rows))] {
-			lines = append(lines, m.rowLine(e, widths, now))
+		m.placeCursor(rows, body)
+		for i, e := range rows[m.offset:min(m.offset+body, len(rows))] {
+			lines = append(lines, m.rowLine(e, widths, now, m.showCursor && m.offset+i == m.cursor))
 		}
 	}
 	content := append([]Line{m.titleLine(shown), connLine(m.conn, now), countsLine(counts, shown), header}, lines...)
@@ -93,18 +99,23 @@ func (m *Model) rowCells(e *entry) []string {
 // rowLine lays out one row; the STATUS cell takes the status's colour, a
 // row on its way out (Terminating) is dim as a whole, and one that changed
 // a moment ago is bold.
-func (m *Model) rowLine(e *entry, widths []int, now time.Time) Line {
+func (m *Model) rowLine(e *entry, widths []int, now time.Time, selected bool) Line {
 	style := StatusStyle(e.row.Status)
 	base := StyleNormal
+	recent := changedRecently(e.row, now)
 	switch {
 	case style == StyleDim:
 		base = StyleDim
-	case changedRecently(e.row, now):
+	case recent:
 		base = StyleChanged
 	}
+	shift := 0 // the NAMESPACE cell comes first while every namespace shows
+	if m.opts.Namespaced && m.namespace == "" {
+		shift = 1
+	}
 	status := m.status
-	if status >= 0 && m.opts.Namespaced && m.namespace == "" {
-		status++
+	if status >= 0 {
+		status += shift
 	}
 	var l Line
 	cells := m.rowCells(e)
@@ -114,18 +125,48 @@ func (m *Model) rowLine(e *entry, widths []int, now time.Time) Line {
 			c = cells[i]
 		}
 		s := base
-		if i == status {
+		switch {
+		case i >= shift && i-shift < len(e.row.CellsChanged) && within(e.row.CellsChanged[i-shift], now):
+			s = StyleChangedCell
+		case i == status:
 			s = style
 		}
-		l = l.add(padCell(c, w, i == len(widths)-1), s)
+		text := padCell(c, w, i == len(widths)-1)
+		if s == StyleChangedCell { // the mark covers the cell's text, not the gap after it
+			trimmed := strings.TrimRight(text, " ")
+			l = l.add(trimmed, s).add(text[len(trimmed):], base)
+			continue
+		}
+		l = l.add(text, s)
+	}
+	if selected {
+		l = Line{}.add("", StyleNormal).add(l.String(), StyleSelected)
 	}
 	return l
 }
 
-// changedRecently: r changed less than changedFor before now.
-func changedRecently(r Row, now time.Time) bool {
-	return !r.Changed.IsZero() && now.Sub(r.Changed) < changedFor
+// placeCursor keeps the cursor on a row and that row on the page, and
+// remembers its key for the detail pane.
+func (m *Model) placeCursor(rows []*entry, body int) {
+	m.cursor = min(max(m.cursor, 0), max(len(rows)-1, 0))
+	m.offset = min(max(m.offset, 0), max(len(rows)-body, 0))
+	if m.cursor < m.offset {
+		m.offset = m.cursor
+	}
+	if body > 0 && m.cursor >= m.offset+body {
+		m.offset = m.cursor - body + 1
+	}
+	m.selected = ""
+	if m.cursor < len(rows) {
+		m.selected = rows[m.cursor].row.Key
+	}
 }
+
+// changedRecently: r changed less than changedFor before now.
+func changedRecently(r Row, now time.Time) bool { return within(r.Changed, now) }
+
+// within: t is set and less than changedFor before now.
+func within(t, now time.Time) bool { return !t.IsZero() && now.Sub(t) < changedFor }
 
 // padCell fits c into w cells, plus the gap unless it is the last column.
 func padCell(c string, w int, last bool) string {
@@ -183,10 +224,12 @@ func (m *Model) footer() Line {
 		return Line{}.add("/"+m.filter+"█", StyleTitle).add("   Enter keep · Esc clear", StyleDim)
 	case modeNamespaces:
 		return Line{}.add("↑↓ choose · Enter show · Esc back", StyleDim)
+	case modeDetail:
+		return Line{}.add("↑↓ PgUp PgDn Home End scroll · Esc back · q quit", StyleDim)
 	}
-	keys := "/ filter · n namespace · s sort · ↑↓ PgUp PgDn Home End scroll · q quit"
+	keys := "/ filter · n namespace · s sort · ↑↓ move · Enter changes · q quit"
 	if !m.opts.Namespaced {
-		keys = "/ filter · s sort · ↑↓ PgUp PgDn Home End scroll · q quit"
+		keys = "/ filter · s sort · ↑↓ move · Enter changes · q quit"
 	}
 	l := Line{}.add(keys, StyleDim)
 	if m.filter != "" || m.namespace != "" {

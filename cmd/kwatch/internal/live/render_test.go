@@ -21,7 +21,7 @@ NAMESPACE   NAME      STATUS             AGE
 auth        login-7   Terminating        70s
 shop        db-0      CrashLoopBackOff   10s
 shop        web-1     Running            3h
-` + "\n" + `/ filter · n namespace · s sort · ↑↓ PgUp PgDn Home End scroll · q quit
+` + "\n" + `/ filter · n namespace · s sort · ↑↓ move · Enter changes · q quit
 `
 	require.Equal(t, want, f.String())
 	require.Len(t, f.Lines, 9)

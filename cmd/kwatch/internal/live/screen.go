@@ -156,6 +156,8 @@ func styleOf(s Style) tcell.Style {
 	switch s {
 	case StyleTitle, StyleChanged:
 		return st.Bold(true)
+	case StyleChangedCell:
+		return st.Bold(true).Underline(true)
 	case StyleHeader, StyleSelected:
 		return st.Reverse(true)
 	case StyleGood:

@@ -74,7 +74,11 @@ var errNotObject = errors.New("not a JSON object")
 
 // Clean decodes raw into a generic map with metadata.managedFields removed,
 // as kubectl shows objects by default. Numbers stay exact.
-func Clean(raw []byte) (map[string]any, error) {
+func Clean(raw []byte) (map[string]any, error) { return decodeObject(raw, true) }
+
+// decodeObject decodes raw into a generic map, numbers exact, without
+// metadata.managedFields when dropManaged.
+func decodeObject(raw []byte, dropManaged bool) (map[string]any, error) {
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -85,7 +89,7 @@ func Clean(raw []byte) (map[string]any, error) {
 	if !ok {
 		return nil, errNotObject
 	}
-	if md, ok := m["metadata"].(map[string]any); ok {
+	if md, ok := m["metadata"].(map[string]any); ok && dropManaged {
 		delete(md, "managedFields")
 	}
 	return m, nil

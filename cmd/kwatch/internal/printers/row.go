@@ -46,6 +46,10 @@ type ServerRow struct {
 	Columns []Column
 	// Fallback: the server sent the object itself, not a Table.
 	Fallback bool
+	// Object is the row's whole object as JSON when the server sent it
+	// (includeObject=Object, or a Fallback row), else nil. A printer that
+	// does not need it drops it before the row is cached.
+	Object []byte
 }
 
 // FallbackColumns are kubectl's columns for an object the server did not
@@ -66,9 +70,15 @@ type tableJSON struct {
 
 type tableRowJSON struct {
 	Cells  []json.RawMessage `json:"cells"`
-	Object struct {
-		Meta `json:"metadata"`
-	} `json:"object"`
+	Object json.RawMessage   `json:"object"`
+}
+
+// rowObject is what a row's object says of itself: its metadata, and
+// whether it is only that (PartialObjectMetadata, the default
+// includeObject) or the whole object.
+type rowObject struct {
+	Kind string `json:"kind"`
+	Meta `json:"metadata"`
 }
 
 var errRowCount = errors.New("a Table with more or fewer than one row")
@@ -84,7 +94,7 @@ func (r *ServerRow) UnmarshalJSON(b []byte) error {
 		if err := fastJSON.Unmarshal(b, &o); err != nil {
 			return err
 		}
-		*r = ServerRow{Meta: o.Meta, Fallback: true}
+		*r = ServerRow{Meta: o.Meta, Fallback: true, Object: append([]byte(nil), b...)}
 		return nil
 	}
 	if len(t.Rows) != 1 {
@@ -103,7 +113,16 @@ func (r *ServerRow) UnmarshalJSON(b []byte) error {
 	if len(cols) == 0 {
 		cols = nil
 	}
-	*r = ServerRow{Meta: row.Object.Meta, Cells: cells, Columns: cols}
+	var obj rowObject
+	if len(row.Object) > 0 {
+		if err := fastJSON.Unmarshal(row.Object, &obj); err != nil {
+			return fmt.Errorf("the row's object: %w", err)
+		}
+	}
+	*r = ServerRow{Meta: obj.Meta, Cells: cells, Columns: cols}
+	if obj.Kind != "" && obj.Kind != "PartialObjectMetadata" {
+		r.Object = append([]byte(nil), row.Object...)
+	}
 	return nil
 }
 

@@ -29,8 +29,10 @@ const (
 //     event type with Events.
 //
 // Objects are printed with sorted keys and without metadata.managedFields,
-// as kubectl does. Each object is one Write call on W. The zero value (with
-// W set) prints JSON. A Stream is not safe for concurrent use.
+// as kubectl does, except in watch events (Events, not List), which kubectl
+// prints with managedFields kept, one line of JSON each; DropManagedFields
+// leaves them out there too. Each object is one Write call on W. The zero
+// value (with W set) prints JSON. A Stream is not safe for concurrent use.
 type Stream struct {
 	W      io.Writer
 	Format Format
@@ -38,28 +40,46 @@ type Stream struct {
 	List   bool
 	// Kind names objects for FormatName: "pod", "deployment.apps".
 	Kind string
+	// DropManagedFields leaves metadata.managedFields out of watch events.
+	DropManagedFields bool
 
 	n int // objects written
 }
 
-// watchEvent is a watch event as kubectl prints it: type first.
+// watchEvent is a watch event as kubectl prints it: type first. Patch and
+// Relisted are kwatch's (WriteEvent), absent unless set.
 type watchEvent struct {
-	Type   string `json:"type"`
-	Object any    `json:"object"`
+	Type     string `json:"type"`
+	Object   any    `json:"object"`
+	Patch    any    `json:"patch,omitempty"`
+	Relisted bool   `json:"relisted,omitempty"`
+}
+
+// EventExtra is what a watch event may carry beside its object: the JSON
+// patch from the version printed before (kwatch --diff), and whether a
+// relist computed the change. The zero value adds nothing.
+type EventExtra struct {
+	Patch    any
+	Relisted bool
 }
 
 // Write prints one object given as the server's JSON (or, for FormatName,
 // only its name is used).
 func (s *Stream) Write(event, name string, raw []byte) error {
+	return s.WriteEvent(event, name, raw, EventExtra{})
+}
+
+// WriteEvent is Write with extra fields for a watch event (with Events).
+func (s *Stream) WriteEvent(event, name string, raw []byte, extra EventExtra) error {
 	var out []byte
 	var err error
 	switch s.Format {
 	case FormatName:
 		out = s.nameLine(event, name)
 	case FormatYAML:
-		out, err = s.yamlDoc(event, raw)
+		out, err = s.yamlDoc(event, raw, extra)
 	default:
-		out, err = s.jsonDoc(event, raw)
+		out, err = s.jsonDoc(event, raw, extra)
 	}
 	if err != nil {
 		return fmt.Errorf("printing %s: %w", name, err)
@@ -99,23 +119,31 @@ func (s *Stream) nameLine(event, name string) []byte {
 	return []byte(line)
 }
 
-func (s *Stream) value(event string, raw []byte) (any, error) {
-	obj, err := Clean(raw)
+// events: each object is printed as a watch event.
+func (s *Stream) events() bool { return s.Events && !s.List }
+
+func (s *Stream) value(event string, raw []byte, extra EventExtra) (any, error) {
+	obj, err := decodeObject(raw, !s.events() || s.DropManagedFields)
 	if err != nil {
 		return nil, err
 	}
-	if s.Events && !s.List {
-		return watchEvent{Type: event, Object: obj}, nil
+	if s.events() {
+		return watchEvent{Type: event, Object: obj, Patch: extra.Patch, Relisted: extra.Relisted}, nil
 	}
 	return obj, nil
 }
 
-func (s *Stream) jsonDoc(event string, raw []byte) ([]byte, error) {
-	v, err := s.value(event, raw)
+func (s *Stream) jsonDoc(event string, raw []byte, extra EventExtra) ([]byte, error) {
+	v, err := s.value(event, raw, extra)
 	if err != nil {
 		return nil, err
 	}
 	var b bytes.Buffer
+	if s.events() { // kubectl prints a watch event on one line
+		// HTML characters escaped (\u003c), as kubectl's encoder does.
+		err := json.NewEncoder(&b).Encode(v)
+		return b.Bytes(), err
+	}
 	prefix := ""
 	switch {
 	case s.List && s.n == 0:
@@ -125,8 +153,7 @@ func (s *Stream) jsonDoc(event string, raw []byte) ([]byte, error) {
 		b.WriteString(",\n        ")
 		prefix = "        "
 	}
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
+	enc := json.NewEncoder(&b) // escaping HTML characters, as kubectl's does
 	enc.SetIndent(prefix, "    ")
 	if err := enc.Encode(v); err != nil {
 		return nil, err
@@ -137,8 +164,8 @@ func (s *Stream) jsonDoc(event string, raw []byte) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func (s *Stream) yamlDoc(event string, raw []byte) ([]byte, error) {
-	v, err := s.value(event, raw)
+func (s *Stream) yamlDoc(event string, raw []byte, extra EventExtra) ([]byte, error) {
+	v, err := s.value(event, raw, extra)
 	if err != nil {
 		return nil, err
 	}

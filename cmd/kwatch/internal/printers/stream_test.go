@@ -35,7 +35,7 @@ func TestStreamJSON(t *testing.T) {
     "kind": "Pod",
     "metadata": {
         "annotations": {
-            "k": "<v>"
+            "k": "\u003cv\u003e"
         },
         "name": "a",
         "namespace": "ns",
@@ -55,7 +55,7 @@ func TestStreamJSON(t *testing.T) {
     }
 }
 `
-	require.Equal(t, want, got, "sorted keys, 4-space indent, no managedFields, exact numbers")
+	require.Equal(t, want, got, "sorted keys, 4-space indent, no managedFields, exact numbers, HTML characters escaped as kubectl escapes them")
 }
 
 func TestStreamJSONEvents(t *testing.T) {
@@ -72,7 +72,12 @@ func TestStreamJSONEvents(t *testing.T) {
 	}
 	require.Equal(t, []string{"ADDED", "DELETED"}, types)
 	require.Equal(t, []string{"a", "b"}, names)
-	require.True(t, strings.HasPrefix(got, "{\n    \"type\": \"ADDED\",\n    \"object\": {"), "type comes first: %s", got)
+	require.True(t, strings.HasPrefix(got, `{"type":"ADDED","object":{`), "type comes first: %s", got)
+	require.Equal(t, 2, strings.Count(got, "\n"), "one line per event, as kubectl prints them: %s", got)
+	require.Contains(t, got, `"managedFields":[{"manager":"kubectl"}]`, "kept in watch events, as kubectl keeps them")
+
+	dropped := writeAll(t, &Stream{Events: true, DropManagedFields: true}, "ADDED")
+	require.NotContains(t, dropped, "managedFields")
 }
 
 func TestStreamLists(t *testing.T) {

@@ -42,7 +42,7 @@ func run(ctx context.Context, ns, addr string, workers int) error {
 	if err != nil {
 		return err
 	}
-	reg := metrics.NewRegistry()
+	reg := metrics.NewSet()
 	mgr, err := controller.NewManager(c, controller.ManagerOptions{Namespace: ns, Metrics: reg, Logger: slog.Default()})
 	if err != nil {
 		return err

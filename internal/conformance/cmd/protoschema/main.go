@@ -1,4 +1,4 @@
-// Command protoschema writes internal/sim/protoschema_gen.go: the table the
+// Command protoschema writes internal/rig/sim/protoschema_gen.go: the table the
 // simulated API server reads protobuf request bodies with. The simulator may not
 // import k8s.io/api, so this command walks the Go types of every built-in kind it
 // serves (by reflection, from their protobuf and json struct tags) and writes, per
@@ -7,7 +7,7 @@
 // Run it through go generate in internal/sim; the test next to it fails when the
 // checked-in table differs from what this command writes.
 //
-//	go run ./cmd/protoschema -o ../sim/protoschema_gen.go
+//	go run ./cmd/protoschema -o ../rig/sim/protoschema_gen.go
 package main
 
 import (
@@ -30,7 +30,7 @@ type root struct {
 	typ        reflect.Type
 }
 
-// roots are the simulator's default resources (internal/sim/resource.go) and
+// roots are the simulator's default resources (internal/rig/sim/resource.go) and
 // the other built-in kinds its users register most.
 var roots = []root{
 	{"v1", reflect.TypeFor[corev1.Pod]()},

@@ -10,10 +10,10 @@ import (
 )
 
 // genPath is the checked-in table, relative to this directory.
-var genPath = filepath.Join("..", "..", "..", "sim", "protoschema_gen.go")
+var genPath = filepath.Join("..", "..", "..", "rig", "sim", "protoschema_gen.go")
 
-// TestGeneratedTableIsCurrent fails when internal/sim/protoschema_gen.go is not what
-// this command writes for the pinned k8s.io/api: run go generate in internal/sim.
+// TestGeneratedTableIsCurrent fails when internal/rig/sim/protoschema_gen.go is not what
+// this command writes for the pinned k8s.io/api: run go generate in internal/rig/sim.
 func TestGeneratedTableIsCurrent(t *testing.T) {
 	want, err := generate(roots)
 	require.NoError(t, err)
@@ -32,7 +32,7 @@ func TestGeneratedTableIsCurrent(t *testing.T) {
 			w = wantLines[i]
 		}
 		if !bytes.Equal(g, w) {
-			t.Fatalf("%s is stale (run go generate in internal/sim); first difference at line %d:\n got: %s\nwant: %s",
+			t.Fatalf("%s is stale (run go generate in internal/rig/sim); first difference at line %d:\n got: %s\nwant: %s",
 				genPath, i+1, g, w)
 		}
 	}

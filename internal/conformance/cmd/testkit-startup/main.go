@@ -81,7 +81,7 @@ func run(runs int, out string) error {
 // startKit starts the kit over TLS, as a test would.
 func startKit() (startup, error) {
 	start := time.Now()
-	srv, err := kwatchtest.NewServer(kwatchtest.Options{TLS: true})
+	srv, err := kwatchtest.Serve(context.Background(), kwatchtest.Options{TLS: true})
 	if err != nil {
 		return startup{}, err
 	}

@@ -1,0 +1,68 @@
+package client_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kwatch/kwatch/client"
+	"github.com/kwatch/kwatch/kube"
+)
+
+// TestWritesOfUnknownOutcomeAreRecorded: a write the server may have done
+// although it said no success (no answer; 500, 502, 503 or 504, which a
+// proxy in between may answer after it forwarded the write) is told to the
+// WriteRecorder as Uncertain; one the server refused is not told at all.
+func TestWritesOfUnknownOutcomeAreRecorded(t *testing.T) {
+	tests := []struct {
+		name   string
+		answer func(w http.ResponseWriter)
+		want   bool // told, as Uncertain
+	}{
+		{"connection closed", func(w http.ResponseWriter) { panic(http.ErrAbortHandler) }, true},
+		{"500", answer(http.StatusInternalServerError, "InternalError"), true},
+		{"504", answer(http.StatusGatewayTimeout, "Timeout"), true},
+		{"409", answer(http.StatusConflict, "AlreadyExists"), false},
+		{"422", answer(http.StatusUnprocessableEntity, "Invalid"), false},
+		{"502", answer(http.StatusBadGateway, "InternalError"), true},
+		{"503", answer(http.StatusServiceUnavailable, "ServiceUnavailable"), true},
+		{"429", answer(http.StatusTooManyRequests, "TooManyRequests"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { tt.answer(w) }))
+			t.Cleanup(srv.Close)
+			base, err := kube.NewClient(&kube.Config{Host: srv.URL, QPS: -1})
+			require.NoError(t, err)
+			var told []kube.Written
+			c := base.WithWriteRecorder(func(_ context.Context, w kube.Written) { told = append(told, w) })
+			cms := client.For(c, kube.Typed[*ConfigMap](configMaps), client.Options{})
+
+			_, err = cms.Create(bg, cm("a", nil), client.CreateOptions{})
+			require.Error(t, err)
+			err = cms.Delete(bg, "demo", "a", client.DeleteOptions{})
+			require.Error(t, err)
+			_, err = cms.Create(bg, cm("a", nil), client.CreateOptions{WriteOptions: client.WriteOptions{DryRun: true}})
+			require.Error(t, err)
+			if !tt.want {
+				require.Empty(t, told)
+				return
+			}
+			require.Equal(t, []kube.Written{
+				{Resource: configMaps, Namespace: "demo", Uncertain: true},
+				{Resource: configMaps, Namespace: "demo", Name: "a", Deleted: true, Uncertain: true},
+			}, told, "the create and the delete, not the dry run")
+		})
+	}
+}
+
+func answer(code int, reason string) func(http.ResponseWriter) {
+	return func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_, _ = w.Write([]byte(status(code, reason, "no")))
+	}
+}

@@ -1,0 +1,583 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kwatch/kwatch/kube"
+	"github.com/kwatch/kwatch/metrics"
+)
+
+// DefaultExpectationTimeout is ManagerOptions.ExpectationTimeout's
+// default: how long a key's next reconcile, or a read of an object this
+// process wrote, waits for the caches to show the write.
+const DefaultExpectationTimeout = 30 * time.Second
+
+// This file is the one place of the expectations policy: which writes a
+// reconcile waits for, what shows them, and for how long.
+//
+//   - A write made through the manager's client by a reconcile (its
+//     context carries the key) is recorded against that controller's key:
+//     the object, the resourceVersion the server returned, for a delete
+//     the uid that must go. Only the caches of the written resource whose
+//     scope holds the object must show it; a write no cache of the
+//     manager holds is not waited for, nor is one whose resourceVersion
+//     is not a decimal number (an aggregated server's may be anything).
+//     A write of unknown outcome waits until the server can no longer
+//     apply it, then on every cache of its resource in its namespace, for
+//     the server's resourceVersion read then (expect_uncertain.go).
+//   - A cache shows a write when its store has applied the returned
+//     resourceVersion or a later one (the store's own resourceVersion, which
+//     bookmarks advance too, or the object's), or, for a delete, when it no
+//     longer holds the object with that uid, or holds it with a
+//     deletionTimestamp (a graceful delete).
+//   - A write that follows one of the same object that some cache has
+//     not shown yet (a create, then its delete or a relabel out of that
+//     cache's scope) waits on that cache too: the object is still to come
+//     to it, and it shows the later write only once it has passed the
+//     earlier one.
+//   - The key's next reconcile runs only once every cache shows every
+//     recorded write, or once the bound has passed since its last write
+//     (for a write of unknown outcome, since that read; counted in kwatch_expectation_timeouts_total and logged with what was
+//     not seen). Until then the key is parked: it takes no worker, and the
+//     cache event that shows its last write, or the bound's timer, queues it
+//     again. Other keys run meanwhile. A parked retry leaves the key's
+//     backoff as it was (expect_backoff.go). When the controllers stop,
+//     every wait ends.
+//   - A Reader's Get of an object this process wrote waits, bounded the same
+//     way and by the context, until its cache shows the write.
+
+// resKey names a resource whatever its version: a write through v1 and a
+// cache through v1beta1 are the same objects.
+type resKey struct{ group, resource string }
+
+func resKeyOf(r kube.Resource) resKey { return resKey{r.Group, r.Resource} }
+
+// objRef names one object of one resource by its store key.
+type objRef struct {
+	res resKey
+	key string // "namespace/name", or "name" when cluster-scoped
+}
+
+func (o objRef) String() string {
+	if o.res.group == "" {
+		return o.res.resource + " " + o.key
+	}
+	return o.res.resource + "." + o.res.group + " " + o.key
+}
+
+// keyRef is one controller's key.
+type keyRef struct {
+	ctl string
+	key Key
+}
+
+// pendingWrite is a recorded write that some cache has not shown yet.
+type pendingWrite struct {
+	ref     objRef
+	rv      uint64 // the returned resourceVersion; 0 for a delete
+	uid     string
+	deleted bool
+	at      time.Time
+	caches  []*cacheEntry // the caches that must show it; guarded by expectations.mu
+	// floors are the caches that show w only once the object is gone
+	// from them (for a write that is not a delete, those it takes the
+	// object out of, which get no event of it), each with the
+	// resourceVersion it must reach first: a cache that had not shown this
+	// process's earlier write of the object when w was made is still to
+	// see the object come (0: nothing to reach). Guarded by
+	// expectations.mu.
+	floors []floor
+	// uncertain is set for a write of unknown outcome
+	// (expect_uncertain.go); its fields are guarded by expectations.mu.
+	uncertain *uncertainOutcome
+}
+
+func (w *pendingWrite) String() string {
+	if w.uncertain != nil {
+		return w.uncertain.String()
+	}
+	if w.deleted {
+		return fmt.Sprintf("delete of %s (uid %s)", w.ref, w.uid)
+	}
+	return fmt.Sprintf("%s at resourceVersion %d", w.ref, w.rv)
+}
+
+// keyWait is what a key waits for.
+type keyWait struct {
+	writes []*pendingWrite // not yet shown by every cache; the latest write per object
+	last   time.Time       // the last write's time: the bound runs from it
+	add    func(Key)       // set while the key is parked: queues it again
+	timer  *time.Timer     // the bound's timer, while parked
+}
+
+// expectations records a manager's writes and gates its keys on them.
+type expectations struct {
+	timeout time.Duration // <= 0: nothing is recorded
+	log     *slog.Logger
+	metrics metrics.Provider // nil: none
+
+	mu      sync.Mutex
+	keys    map[keyRef]*keyWait            // guarded by mu
+	byObj   map[objRef]map[keyRef]struct{} // the keys waiting on each object; guarded by mu
+	objects map[objRef]*pendingWrite       // the latest unshown write of each object; guarded by mu
+	changed chan struct{}                  // closed (and replaced) when a cache shows a write; guarded by mu
+	// recent holds the writes in the order they were recorded, so that
+	// those past the bound are dropped although no cache ever showed them
+	// (an object a webhook moved out of scope): the maps stay bounded by
+	// the writes of one bound's length. Guarded by mu.
+	recent []recorded
+	// uncertain is recent's twin for the writes of unknown outcome, whose
+	// bound starts uncertainSettle later. Guarded by mu.
+	uncertain []recorded
+	// parked holds the keys whose reconcile was just parked, until the
+	// runner's Forget that follows it (expect_backoff.go). Guarded by mu.
+	parked  map[keyRef]struct{}
+	holders func(kube.Written) []*cacheEntry // the caches that hold a written object
+	// uncertainHolders are the caches a write of unknown outcome waits on.
+	uncertainHolders func(kube.Written) []*cacheEntry
+	// serverRV reads the server's current resourceVersion of a resource
+	// in a namespace (expect_uncertain.go); nil: a write of unknown
+	// outcome waits for the bound.
+	serverRV func(ctx context.Context, res kube.Resource, ns string) (uint64, error)
+}
+
+func newExpectations(timeout time.Duration, log *slog.Logger, mp metrics.Provider, holders func(kube.Written) []*cacheEntry) *expectations {
+	return &expectations{timeout: timeout, log: log, metrics: mp, holders: holders,
+		keys: map[keyRef]*keyWait{}, byObj: map[objRef]map[keyRef]struct{}{},
+		objects: map[objRef]*pendingWrite{}, parked: map[keyRef]struct{}{}, changed: make(chan struct{})}
+}
+
+// recorded is one write in expectations.recent.
+type recorded struct {
+	w  *pendingWrite
+	kr keyRef
+	ok bool // kr is set
+}
+
+// sweepLocked forgets the writes recorded more than a bound ago, and the
+// keys whose last write they were, unless a parked key's timer is about
+// to deal with it.
+func (e *expectations) sweepLocked(now time.Time) {
+	e.recent = e.sweepListLocked(e.recent, now, e.timeout)
+	e.uncertain = e.sweepListLocked(e.uncertain, now, uncertainSettle+serverRVTimeout+e.timeout)
+}
+
+// sweepListLocked is sweepLocked on one list, whose writes are forgotten
+// age after they were recorded.
+func (e *expectations) sweepListLocked(recent []recorded, now time.Time, age time.Duration) []recorded {
+	n := 0
+	for _, r := range recent {
+		if now.Sub(r.w.at) < age {
+			break
+		}
+		n++
+		if e.objects[r.w.ref] == r.w {
+			delete(e.objects, r.w.ref)
+		}
+		if !r.ok {
+			continue
+		}
+		if kw := e.keys[r.kr]; kw != nil && kw.add == nil && now.Sub(kw.last) >= e.timeout {
+			e.forgetLocked(r.kr, kw)
+		}
+	}
+	clear(recent[:n]) // for the collector; the slice's head is reused when append reallocates
+	return recent[n:]
+}
+
+// record notes w, made with ctx: against ctx's reconcile key if it has
+// one, and as the object's latest write for reads.
+func (e *expectations) record(ctx context.Context, w kube.Written) {
+	if e == nil || e.timeout <= 0 {
+		return
+	}
+	if w.Uncertain {
+		e.recordUncertain(ctx, w)
+		return
+	}
+	pw := &pendingWrite{ref: objRef{resKeyOf(w.Resource), storeKey(w.Namespace, w.Name)}, uid: w.UID,
+		deleted: w.Deleted, at: time.Now()}
+	if !w.Deleted {
+		rv, err := strconv.ParseUint(w.ResourceVersion, 10, 64)
+		if err != nil {
+			return // not comparable: nothing could show it
+		}
+		pw.rv = rv
+	}
+	holders := e.afterUnshown(pw, e.holders(w))
+	pw.leaving(w, holders)
+	if w.Deleted && pw.uid == "" {
+		// A Status answer: the uid that must go is the one cached now.
+		for _, c := range holders {
+			if st := c.state(pw.ref.key, false); st.uid != "" {
+				pw.uid = st.uid
+				break
+			}
+		}
+	}
+	for _, c := range holders {
+		if !c.shows(pw) {
+			pw.caches = append(pw.caches, c)
+		}
+	}
+	if len(pw.caches) == 0 {
+		return
+	}
+	e.add(ctx, pw, true)
+}
+
+// recordUncertain notes w, a write of unknown outcome, against ctx's
+// reconcile key (expect_uncertain.go); a read does not wait for it.
+func (e *expectations) recordUncertain(ctx context.Context, w kube.Written) {
+	if _, ok := reconcileOf(ctx); !ok {
+		return
+	}
+	pw := uncertainWrite(w, time.Now())
+	for _, c := range e.uncertainHolders(w) {
+		if !c.shows(pw) {
+			pw.caches = append(pw.caches, c)
+		}
+	}
+	if len(pw.caches) > 0 {
+		e.add(ctx, pw, false)
+	}
+}
+
+// add puts pw, which some caches do not show yet, in the maps: against
+// ctx's reconcile key, and as its object's latest write for reads.
+func (e *expectations) add(ctx context.Context, pw *pendingWrite, forReads bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.sweepLocked(pw.at)
+	// Shown meanwhile? A cache event applied after the check above has
+	// called observed before this write was in the maps.
+	pw.caches = slices.DeleteFunc(pw.caches, func(c *cacheEntry) bool { return c.shows(pw) })
+	if len(pw.caches) == 0 {
+		return
+	}
+	if prev := e.objects[pw.ref]; forReads && (prev == nil || !prev.supersedes(pw)) {
+		e.objects[pw.ref] = pw
+	}
+	kr, ok := reconcileOf(ctx)
+	if pw.uncertain != nil {
+		e.uncertain = append(e.uncertain, recorded{w: pw, kr: kr, ok: ok})
+	} else {
+		e.recent = append(e.recent, recorded{w: pw, kr: kr, ok: ok})
+	}
+	if !ok {
+		return
+	}
+	kw := e.keys[kr]
+	if kw == nil {
+		kw = &keyWait{}
+		e.keys[kr] = kw
+	}
+	kw.writes = replaceWrite(kw.writes, pw)
+	kw.last = maxTime(kw.last, pw.boundFrom())
+	if e.byObj[pw.ref] == nil {
+		e.byObj[pw.ref] = map[keyRef]struct{}{}
+	}
+	e.byObj[pw.ref][kr] = struct{}{}
+}
+
+// replaceWrite puts w in ws in place of an earlier write of its object.
+func replaceWrite(ws []*pendingWrite, w *pendingWrite) []*pendingWrite {
+	for i, x := range ws {
+		if x.ref == w.ref {
+			if !x.supersedes(w) {
+				ws[i] = w
+			}
+			return ws
+		}
+	}
+	return append(ws, w)
+}
+
+// storeKey is the informer's key of namespace/name.
+func storeKey(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}
+
+// gate wraps next so that a key waiting for its writes is parked instead
+// of reconciled. (The fence's wrap, outside it, gives each reconcile's
+// context its key.)
+func (e *expectations) gate(ctl string, add func(Key), next Reconciler) Reconciler {
+	if e == nil || e.timeout <= 0 {
+		return next
+	}
+	return func(ctx context.Context, key Key) (Result, error) {
+		kr := keyRef{ctl, key}
+		e.settleUncertain(ctx, kr)
+		if e.park(kr, add) {
+			return Result{}, nil
+		}
+		return next(ctx, key)
+	}
+}
+
+// park reports whether kr must wait, and if so leaves it parked: add
+// queues it again when its last write shows or the bound passes.
+func (e *expectations) park(kr keyRef, add func(Key)) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	kw := e.keys[kr]
+	if kw == nil {
+		return false
+	}
+	if e.settleLocked(kr, kw) {
+		return false
+	}
+	wait := time.Until(kw.last.Add(e.timeout))
+	if wait <= 0 {
+		e.expireLocked(kr, kw)
+		return false
+	}
+	if kw.add == nil {
+		e.count("kwatch_expectation_waits_total", "Reconciles held back until the caches showed the key's last writes.", kr.ctl)
+	}
+	kw.add = add
+	e.parked[kr] = struct{}{}
+	if kw.timer == nil {
+		kw.timer = time.AfterFunc(kw.wakeLocked(wait), func() { e.expire(kr) })
+	}
+	return true
+}
+
+// wakeLocked is when a parked key's timer must fire, wait being the time
+// left to its bound: at the bound, or earlier when one of its writes of
+// unknown outcome is due to be read then. Expects expectations.mu held.
+func (kw *keyWait) wakeLocked(wait time.Duration) time.Duration {
+	if next, ok := kw.nextSettleLocked(); ok {
+		return min(wait, time.Until(next))
+	}
+	return wait
+}
+
+// settleLocked drops kr's writes that every cache now shows and reports
+// whether none is left (then kr is forgotten).
+func (e *expectations) settleLocked(kr keyRef, kw *keyWait) bool {
+	kept := kw.writes[:0]
+	for _, w := range kw.writes {
+		if e.pruneLocked(w) {
+			e.unwaitLocked(w.ref, kr)
+			continue
+		}
+		kept = append(kept, w)
+	}
+	kw.writes = kept
+	if len(kept) > 0 {
+		return false
+	}
+	e.forgetLocked(kr, kw)
+	return true
+}
+
+// pruneLocked drops from w the caches that show it and reports whether
+// none is left.
+func (e *expectations) pruneLocked(w *pendingWrite) bool {
+	kept := w.caches[:0]
+	for _, c := range w.caches {
+		if !c.shows(w) {
+			kept = append(kept, c)
+		}
+	}
+	w.caches = kept
+	if len(kept) > 0 {
+		return false
+	}
+	if e.objects[w.ref] == w {
+		delete(e.objects, w.ref)
+	}
+	return true
+}
+
+func (e *expectations) unwaitLocked(ref objRef, kr keyRef) {
+	if ks := e.byObj[ref]; ks != nil {
+		delete(ks, kr)
+		if len(ks) == 0 {
+			delete(e.byObj, ref)
+		}
+	}
+}
+
+func (e *expectations) forgetLocked(kr keyRef, kw *keyWait) {
+	if kw.timer != nil {
+		kw.timer.Stop()
+	}
+	for _, w := range kw.writes {
+		e.unwaitLocked(w.ref, kr)
+	}
+	delete(e.keys, kr)
+}
+
+// stop ends every wait when the manager's controllers have stopped: no
+// timer of a parked key fires after Manager.Run returned.
+func (e *expectations) stop() {
+	if e == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for kr, kw := range e.keys {
+		e.forgetLocked(kr, kw)
+	}
+}
+
+// expire ends kr's wait once the bound has passed.
+func (e *expectations) expire(kr keyRef) {
+	e.mu.Lock()
+	kw := e.keys[kr]
+	if kw == nil {
+		e.mu.Unlock()
+		return
+	}
+	if left := time.Until(kw.last.Add(e.timeout)); kw.dueLocked(time.Now()) && left > 0 {
+		// A write of unknown outcome is due to be read: the worker that
+		// takes the key reads (settleUncertain), then parks it again. The
+		// bound still holds if no worker does (the key moved to another
+		// shard, the controller stops).
+		add := kw.add
+		kw.timer = time.AfterFunc(left, func() { e.expire(kr) })
+		e.mu.Unlock()
+		if add != nil {
+			add(kr.key)
+		}
+		return
+	}
+	if add := kw.add; e.settleLocked(kr, kw) {
+		// Shown without an event of the object (a bookmark passed it):
+		// no observed call queued the parked key.
+		e.mu.Unlock()
+		if add != nil {
+			add(kr.key)
+		}
+		return
+	}
+	if left := time.Until(kw.last.Add(e.timeout)); left > 0 { // a later write moved the bound
+		kw.timer = time.AfterFunc(kw.wakeLocked(left), func() { e.expire(kr) })
+		e.mu.Unlock()
+		return
+	}
+	add := kw.add
+	e.expireLocked(kr, kw)
+	e.mu.Unlock()
+	if add != nil {
+		add(kr.key)
+	}
+}
+
+// expireLocked gives up on kr's writes: counted, logged, forgotten.
+func (e *expectations) expireLocked(kr keyRef, kw *keyWait) {
+	unseen := make([]string, 0, len(kw.writes))
+	for _, w := range kw.writes {
+		unseen = append(unseen, w.String())
+	}
+	e.count("kwatch_expectation_timeouts_total",
+		"Reconciles that ran although the caches had not shown the key's last writes within the bound.", kr.ctl)
+	e.log.Warn("caches did not show this key's last writes in time; reconciling anyway",
+		"controller", kr.ctl, "key", kr.key.String(), "after", e.timeout, "unseen", strings.Join(unseen, "; "))
+	e.forgetLocked(kr, kw)
+}
+
+// observed is called after a cache of res applied a change of the object
+// at key (or a relist touched it): the keys waiting on it are checked.
+func (e *expectations) observed(res resKey, key string) {
+	ref := objRef{res, key}
+	var ready []keyRef
+	var adds []func(Key)
+	e.mu.Lock()
+	if w := e.objects[ref]; w != nil {
+		e.pruneLocked(w)
+	}
+	// The keys waiting on the object, and on a write of unknown outcome
+	// of its resource (key "").
+	for _, r := range [2]objRef{ref, {res, ""}} {
+		for kr := range e.byObj[r] {
+			kw := e.keys[kr]
+			add := kw.add
+			if e.settleLocked(kr, kw) && add != nil {
+				ready, adds = append(ready, kr), append(adds, add)
+			}
+		}
+	}
+	close(e.changed)
+	e.changed = make(chan struct{})
+	e.mu.Unlock()
+	for i, kr := range ready {
+		adds[i](kr.key)
+	}
+}
+
+// waitShown waits until cache c shows this process's latest write of the
+// object at key, if there is one: for a read that must not be older than
+// the reader's own write. It returns an error naming the write when ctx
+// ends or the bound passes first.
+func (e *expectations) waitShown(ctx context.Context, c *cacheEntry, key string) error {
+	if e == nil || e.timeout <= 0 {
+		return nil
+	}
+	ref := objRef{c.res, key}
+	var timeout <-chan time.Time
+	for {
+		e.mu.Lock()
+		w := e.objects[ref]
+		if w == nil || !w.waitsFor(c) || c.shows(w) {
+			e.mu.Unlock()
+			return nil
+		}
+		changed, left := e.changed, time.Until(w.at.Add(e.timeout))
+		e.mu.Unlock()
+		if left <= 0 {
+			return &NotShownError{Write: w.String(), After: e.timeout}
+		}
+		if timeout == nil {
+			t := time.NewTimer(left)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			return &NotShownError{Write: w.String(), After: e.timeout}
+		case <-ctx.Done():
+			return fmt.Errorf("controller: waiting for the cache to show %s: %w", w, ctx.Err())
+		}
+	}
+}
+
+func (w *pendingWrite) waitsFor(c *cacheEntry) bool {
+	for _, x := range w.caches {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// NotShownError is a read's error when the cache did not show this
+// process's own write of the object within the expectation bound: reading
+// the cache would return an object older than what this process wrote.
+type NotShownError struct {
+	Write string        // the write, as "pods ns/name at resourceVersion 42"
+	After time.Duration // the bound
+}
+
+func (e *NotShownError) Error() string {
+	return fmt.Sprintf("controller: the cache has not shown this process's write (%s) within %v", e.Write, e.After)
+}
+
+func (e *expectations) count(name, help, ctl string) {
+	if e.metrics != nil {
+		e.metrics.Counter(name, help, metrics.Label{Name: "controller", Value: ctl}).Inc()
+	}
+}

@@ -1,0 +1,153 @@
+package controller
+
+import (
+	"strconv"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kwatch/kwatch/informer"
+	"github.com/kwatch/kwatch/kube"
+	"github.com/kwatch/kwatch/watch"
+)
+
+// objState is what one cache holds of one object.
+type objState struct {
+	present  bool
+	rv       uint64 // 0 when not a decimal number
+	uid      string
+	deleting bool // it has a deletionTimestamp (asked for deletes only)
+}
+
+// shows reports whether the cache has applied w: see expect.go.
+func (c *cacheEntry) shows(w *pendingWrite) bool {
+	if !w.deleted {
+		if rv, err := strconv.ParseUint(c.storeRV(), 10, 64); err == nil && rv >= w.rv {
+			return true // events come in resourceVersion order: everything up to rv is applied
+		}
+		st := c.state(w.ref.key, false)
+		if st.present && st.rv >= w.rv {
+			return true
+		}
+		// A cache the write took the object out of before it arrived
+		// shows w once it has shown the object come and go.
+		f, ok := w.floor(c)
+		return ok && !st.present && c.passed(f, st)
+	}
+	st := c.state(w.ref.key, true)
+	if f, _ := w.floor(c); !c.passed(f, st) {
+		return false // it has not shown the earlier write yet: the object is still to come
+	}
+	return !st.present || (w.uid != "" && st.uid != w.uid) || st.deleting
+}
+
+// passed reports whether the cache has applied resourceVersion rv (0:
+// nothing to pass), st being what it holds of the object.
+func (c *cacheEntry) passed(rv uint64, st objState) bool {
+	if rv == 0 {
+		return true
+	}
+	if srv, err := strconv.ParseUint(c.storeRV(), 10, 64); err == nil && srv >= rv {
+		return true
+	}
+	return st.present && st.rv >= rv
+}
+
+type uider interface{ GetUID() types.UID }
+
+type deletionTimed interface{ GetDeletionTimestamp() *metav1.Time }
+
+// stateFunc reads what inf holds of an object: from the compact store's
+// records without decoding where it can (a deletionTimestamp needs the
+// object), from the typed store otherwise.
+func stateFunc[T watch.Object](inf *informer.Informer[T]) func(key string, deleting bool) objState {
+	return func(key string, deleting bool) objState {
+		var st objState
+		if r, ok := inf.RawStore().Get(key); ok {
+			st = objState{present: true, uid: string(r.GetUID())}
+			st.rv, _ = strconv.ParseUint(r.GetResourceVersion(), 10, 64)
+			if !deleting {
+				return st
+			}
+		}
+		obj, ok := inf.Store().Get(key)
+		if !ok {
+			return st
+		}
+		st.present = true
+		st.rv, _ = strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
+		if u, ok := any(obj).(uider); ok {
+			st.uid = string(u.GetUID())
+		}
+		if d, ok := any(obj).(deletionTimed); ok && d.GetDeletionTimestamp() != nil {
+			st.deleting = true
+		}
+		return st
+	}
+}
+
+// holders are the manager's caches that hold the object w wrote: those of
+// its resource whose scope takes it, and those that hold it now (which
+// must show it leave). A delete waits only on the caches that hold the
+// object now. A field selector is evaluated on
+// metadata.name and metadata.namespace; a cache selecting on another
+// field is not waited on, since the write's answer cannot tell whether
+// that cache will ever see the object.
+func (m *Manager) holders(w kube.Written) []*cacheEntry {
+	rk := resKeyOf(w.Resource)
+	key := storeKey(w.Namespace, w.Name)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*cacheEntry
+	for _, c := range m.caches {
+		if c.res != rk {
+			continue
+		}
+		if w.Deleted {
+			if c.state(key, false).present {
+				out = append(out, c)
+			}
+			continue
+		}
+		// A cache the write moves the object out of must show it gone:
+		// it holds the old version until then.
+		if c.takes(w) || c.state(key, false).present {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// takes reports whether c, by its scope, holds the object w wrote.
+func (c *cacheEntry) takes(w kube.Written) bool {
+	sc := c.scope
+	// A cluster-scoped object has no namespace, and a cache of its
+	// resource holds it whatever the scope's namespace (the namespace does
+	// not apply to the resource's path).
+	if sc.Namespace != "" && w.Namespace != "" && sc.Namespace != w.Namespace {
+		return false
+	}
+	if sc.LabelSelector != "" {
+		sel, err := labels.Parse(sc.LabelSelector)
+		if err != nil || !sel.Matches(labels.Set(w.Labels)) {
+			return false
+		}
+	}
+	if sc.FieldSelector != "" {
+		sel, err := fields.ParseSelector(sc.FieldSelector)
+		if err != nil {
+			return false
+		}
+		for _, r := range sel.Requirements() {
+			if r.Field != "metadata.name" && r.Field != "metadata.namespace" {
+				return false
+			}
+		}
+		if !sel.Matches(fields.Set{"metadata.name": w.Name, "metadata.namespace": w.Namespace}) {
+			return false
+		}
+	}
+	return true
+}

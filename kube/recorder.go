@@ -1,0 +1,74 @@
+package kube
+
+import (
+	"context"
+	"net/http"
+)
+
+// Written is one write the server accepted, as package client reports it
+// to a client's WriteRecorder.
+type Written struct {
+	Resource        Resource
+	Namespace, Name string
+	// ResourceVersion is the version in the server's answer (for a
+	// delete, of the object as the answer shows it, if it did).
+	ResourceVersion string
+	// UID is the object's uid when the answer carried it.
+	UID string
+	// Labels are the written object's labels, as the answer shows them.
+	Labels map[string]string
+	// Deleted marks a delete.
+	Deleted bool
+	// Uncertain marks a write whose outcome is unknown: it may have been
+	// done, but no answer said so (the connection broke or the context
+	// ended while it was out, the answer could not be read, or the answer
+	// was one after which the write may still complete: OutcomeUnknown).
+	// ResourceVersion, UID and Labels are empty, and Name too for a
+	// create (its name may be the server's, from generateName).
+	Uncertain bool
+}
+
+// OutcomeUnknown reports whether a write answered with HTTP status code
+// may still be done by the server: 500 (the server failed after it may
+// have stored it), 504 (its own request timeout: the storage layer may
+// still commit), and 502 and 503, which a proxy or load balancer between
+// the client and the server (or the API server's aggregator in front of
+// an extension server) answers itself when its upstream connection broke,
+// possibly after it had forwarded the request. Any other answer is the
+// outcome. A write with no answer at all is unknown too; that is the
+// caller's to tell.
+func OutcomeUnknown(code int) bool {
+	switch code {
+	case http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+// WriteRecorder learns of the writes a Client's server accepted: package
+// client calls it after every create, update, patch, apply and delete of
+// one object whose answer was a success, and after one whose outcome is
+// unknown (Written.Uncertain), dry runs excepted, with the request's
+// context. It must be quick and must not write.
+type WriteRecorder func(ctx context.Context, w Written)
+
+// WithWriteRecorder returns a client that reports its accepted writes to
+// rec and is otherwise c (as WithWriteInterceptor). A recorder already on
+// c is called first.
+func (c *Client) WithWriteRecorder(rec WriteRecorder) *Client {
+	cp := *c
+	if inner := c.recorder; inner != nil {
+		cp.recorder = func(ctx context.Context, w Written) { inner(ctx, w); rec(ctx, w) }
+	} else {
+		cp.recorder = rec
+	}
+	return &cp
+}
+
+// RecordWrite reports w to the client's WriteRecorder, if it has one.
+// Package client calls it; a write sent another way (Send, Do) may too.
+func (c *Client) RecordWrite(ctx context.Context, w Written) {
+	if c.recorder != nil {
+		c.recorder(ctx, w)
+	}
+}
