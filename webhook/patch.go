@@ -33,7 +33,40 @@ func decodeNumbers(doc []byte) (any, error) {
 	if err := numbersJSON.Unmarshal(doc, &v); err != nil {
 		return nil, err
 	}
+	if err := checkNumbers(v); err != nil {
+		return nil, err
+	}
 	return v, nil
+}
+
+// checkNumbers refuses a number that is neither an int64 nor a finite
+// float64 (a 400-digit integer, 1e999): the API server's decoder of
+// unstructured JSON refuses it too, and the patch would carry it where
+// encoding/json cannot read it. It visits each value once, as deep as the
+// decoder went (json-iterator bounds its depth).
+func checkNumbers(v any) error {
+	switch v := v.(type) {
+	case json.Number:
+		if _, err := v.Int64(); err == nil {
+			return nil
+		}
+		if _, err := v.Float64(); err != nil {
+			return fmt.Errorf("the number %.40s is out of range", string(v))
+		}
+	case map[string]any:
+		for _, e := range v {
+			if err := checkNumbers(e); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if err := checkNumbers(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // mutationPatch is the encoded patch that makes raw (the object as the API
