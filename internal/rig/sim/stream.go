@@ -137,13 +137,8 @@ func (ws *watchStream) fire() bool {
 // this a test that queues a fault and then restarts the server loses the fault
 // whenever the client's watch arrives between the two.
 func (ws *watchStream) giveBackIfRestarted(restart <-chan struct{}) {
-	if ws.fault == nil || ws.fired || restart == nil {
-		return
-	}
-	select {
-	case <-restart:
+	if ws.fault != nil && !ws.fired && closed(restart) {
 		ws.s.faults.giveBack(ws.fault)
-	default:
 	}
 }
 

@@ -232,6 +232,15 @@ func (ws *watchStream) loop(ctx context.Context, begin watchBegin, deadline time
 			s.terminated.Add(1) // too slow: end the stream as the real server does
 			return
 		}
+		if closed(begin.restart) {
+			// A restart ends the stream before any event written after it:
+			// DropWatches closes the channel under the store's lock, so an
+			// event read here that came after the restart finds it closed.
+			// Without this check the select below could take a batch before
+			// the restart, and a test that restarts, writes and waits for the
+			// next watch to see the write would find it on the old one.
+			return
+		}
 		for i := range evs {
 			ev := &evs[i]
 			cursor = ev.rv
@@ -285,6 +294,16 @@ func (ws *watchStream) loop(ctx context.Context, begin watchBegin, deadline time
 		case <-s.stopped():
 			return
 		}
+	}
+}
+
+// closed reports whether c is closed, without waiting; a nil c never is.
+func closed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }
 
