@@ -184,6 +184,17 @@ func TestParseRecordRefusesDamage(t *testing.T) {
 	require.Error(t, err)
 }
 
+// TestProtobufMetadataTwiceIsRefused: a message whose metadata field
+// appears twice (generation 48, then empty) decodes, by protobuf's merge,
+// to generation 48, while a Raw reading the last occurrence in place would
+// say 0; FuzzParseRecord found it. Both ways in refuse it.
+func TestProtobufMetadataTwiceIsRefused(t *testing.T) {
+	body := []byte{0x0a, 0x02, 0x38, 48, 0x0a, 0x00}
+	_, err := ParseRecord(append([]byte{rawRecordVersion, 1}, body...))
+	require.ErrorContains(t, err, "metadata appears more than once")
+	require.ErrorContains(t, new(Raw).Unmarshal(body), "metadata appears more than once")
+}
+
 func FuzzRawJSON(f *testing.F) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for i := range 5 {

@@ -43,9 +43,13 @@ func scanProtoMeta(b []byte, m *rawMeta) error {
 }
 
 // protoMetaField returns the content of field 1 (metadata) of b, checking
-// the framing of every top-level field.
+// the framing of every top-level field. A metadata field that appears more
+// than once is refused: a protobuf decoder merges the occurrences, which a
+// Raw, reading one of them in place, could not match (the API server
+// writes it once).
 func protoMetaField(b []byte) ([]byte, error) {
 	var meta []byte
+	seen := false
 	s := pbwire.NewScanner(b)
 	var f pbwire.Field
 	for s.Next(&f) {
@@ -53,7 +57,10 @@ func protoMetaField(b []byte) ([]byte, error) {
 			if f.Wire != pbwire.Bytes {
 				return nil, errors.New("metadata is not a message")
 			}
-			meta = f.Data
+			if seen {
+				return nil, errors.New("metadata appears more than once")
+			}
+			meta, seen = f.Data, true
 		}
 	}
 	return meta, s.Err()
