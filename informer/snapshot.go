@@ -133,18 +133,7 @@ func (s *snapshotter) restore(ctx context.Context) (st state, ok bool) {
 		return st, false
 	}
 	h := r.Header()
-	repl := inf.store.NewReplacement()
-	err = r.Records(func(rec snapfile.Record) error {
-		raw, err := watch.ParseRecord(rec.Data) // keeps rec.Data, a fresh slice
-		if err != nil {
-			return fmt.Errorf("object %q: %w", rec.Key, err)
-		}
-		// The store keys it again: the file's key is only for the error.
-		if err := repl.Add(raw); err != nil {
-			return fmt.Errorf("object %q: %w", rec.Key, err)
-		}
-		return nil
-	})
+	repl, err := stageRecords(r, inf.store)
 	if err != nil {
 		log.Warn("informer ignores its snapshot and lists", "err", err)
 		return st, false
@@ -155,6 +144,37 @@ func (s *snapshotter) restore(ctx context.Context) (st state, ok bool) {
 		"written", h.Created)
 	return restoredState(inf.opts.ListMode, h.ResourceVersion), true
 }
+
+// stageRecords reads every record of r into a replacement of st, sized for
+// them, and verifies the file; the caller commits it only when the error
+// is nil.
+func stageRecords(r *snapfile.Reader, st *store.Store[*watch.Raw]) (*store.Replacement[*watch.Raw], error) {
+	repl := st.NewReplacementSized(sizeHint(r.Header().Count, r.Size()))
+	err := r.Records(func(rec snapfile.Record) error {
+		raw, err := watch.ParseRecord(rec.Data) // keeps rec.Data, which the reader never reuses
+		if err != nil {
+			return fmt.Errorf("object %q: %w", rec.Key, err)
+		}
+		// The store keys it again: the file's key is only for the error.
+		if err := repl.Add(raw); err != nil {
+			return fmt.Errorf("object %q: %w", rec.Key, err)
+		}
+		return nil
+	})
+	return repl, err
+}
+
+// sizeHint is the number of objects a snapshot's store is sized for: its
+// header's count, but no more than its file's size could hold at
+// minRecordSize bytes a record, so that a damaged count cannot make a large
+// map of a small file.
+func sizeHint(count uint64, fileSize int64) int {
+	return int(min(count, uint64(max(fileSize, 0))/minRecordSize))
+}
+
+// minRecordSize is a lower bound on the bytes of a record of a real object
+// (key, lengths and an object with a name and resourceVersion).
+const minRecordSize = 32
 
 // run writes the snapshot every Interval until ctx ends.
 func (s *snapshotter) run(ctx context.Context) {

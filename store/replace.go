@@ -18,6 +18,13 @@ func (s *Store[T]) NewReplacement() *Replacement[T] {
 	return &Replacement[T]{s: s, c: newContents[T](len(s.indexers), s.Len())}
 }
 
+// NewReplacementSized returns an empty replacement for s with its map sized
+// for n objects: for a caller that knows how many are coming (a snapshot's
+// record count), so the map does not grow step by step while it fills.
+func (s *Store[T]) NewReplacementSized(n int) *Replacement[T] {
+	return &Replacement[T]{s: s, c: newContents[T](len(s.indexers), max(n, 0))}
+}
+
 // Add puts obj in the replacement; a later Add with the same key replaces
 // the earlier one. A key or index function error is returned and the
 // replacement is unchanged.

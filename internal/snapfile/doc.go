@@ -10,9 +10,11 @@
 //     Write leaves no temporary file behind.
 //   - Write's I/O is bounded: a 64 KiB buffer, and optionally a rate
 //     (WriteOptions.BytesPerSecond).
-//   - Reading streams: memory is one record at a time plus a 64 KiB buffer,
-//     and every length read from the file is checked against the bytes
-//     left in it and against ReadOptions' limits before anything is
+//   - Reading streams, in chunks of 256 KiB (or one record, when larger)
+//     read by the kernel into place: a record's Data is its bytes in the
+//     chunk, copied nowhere else. Memory is what the caller keeps, plus one
+//     chunk, and every length read from the file is checked against the
+//     bytes left in it and against ReadOptions' limits before anything is
 //     allocated. A truncated, corrupt or foreign file gets an error naming
 //     the file and what was wrong (ErrNotSnapshot, *VersionError,
 //     *CorruptError with the offset, *LimitError with the limit), never a

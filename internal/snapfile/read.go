@@ -1,7 +1,6 @@
 package snapfile
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -108,9 +107,7 @@ func Open(path string, opts ReadOptions) (*Reader, error) {
 // newReader reads the magic, format version and header from src, which
 // holds size bytes.
 func newReader(path string, src io.Reader, size int64, opts ReadOptions) (*Reader, error) {
-	// No larger a buffer than the file needs (bufio's minimum is 16).
-	buf := int(min(bufferSize, max(size, 16)))
-	r := &Reader{d: decoder{r: bufio.NewReaderSize(src, buf), path: path, size: size, opts: opts}}
+	r := &Reader{d: decoder{r: newChunkReader(src, size), path: path, size: size, opts: opts}}
 	d := &r.d
 	if err := d.magic(); err != nil {
 		return nil, err
@@ -133,8 +130,8 @@ func newReader(path string, src io.Reader, size int64, opts ReadOptions) (*Reade
 	if int64(hl) > d.remaining() {
 		return nil, d.corrupt(start, fmt.Sprintf("header length %d is past the end of the file (%d bytes left)", hl, d.remaining()))
 	}
-	hdr := make([]byte, hl)
-	if err := d.full(hdr, "the header"); err != nil {
+	hdr, err := d.take(int(hl), "the header")
+	if err != nil {
 		return nil, err
 	}
 	h, cerr := decodeHeader(hdr, d.off-int64(hl))
@@ -156,14 +153,14 @@ func newReader(path string, src io.Reader, size int64, opts ReadOptions) (*Reade
 // magic reads the magic: a file that does not start with it is not a
 // snapshot, one that stops inside it is a truncated one.
 func (d *decoder) magic() error {
-	var m [len(magic)]byte
-	n, err := io.ReadFull(d.r, m[:])
-	d.hash(m[:n])
+	m, err := d.r.view(len(magic))
+	n := len(m)
+	d.hash(m)
 	d.off += int64(n)
 	switch {
-	case n > 0 && n < len(m) && bytes.Equal(m[:n], []byte(magic[:n])):
+	case n > 0 && n < len(magic) && bytes.Equal(m, []byte(magic[:n])):
 		return d.corrupt(int64(n), "truncated in the magic")
-	case n == len(m) && string(m[:]) == magic:
+	case n == len(magic) && string(m) == magic:
 		return nil
 	case err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("snapfile %s: %w", d.path, err)
@@ -175,6 +172,9 @@ func (d *decoder) magic() error {
 // verified.
 func (r *Reader) Header() Header { return r.h }
 
+// Size returns the file's size in bytes, as Open found it.
+func (r *Reader) Size() int64 { return r.d.size }
+
 // Records calls each for every record, in file order, then reads the
 // trailer and verifies the record count and the checksum. It may be called
 // once.
@@ -184,9 +184,14 @@ func (r *Reader) Header() Header { return r.h }
 // instance in a new map) and commit them only when Records returns nil;
 // on any error it discards the staging and relists.
 //
-// Record.Data is a fresh slice that each may keep (a store keeps it);
-// nothing else refers to it. An error from each stops the reading and is
-// returned wrapped, with the file and the record's index.
+// Record.Data is the record's bytes in place in the chunk of the file they
+// were read in (about 256 KiB, one allocation without pointers), which
+// each may keep (a store keeps it) and must not modify; its capacity ends
+// at its length. A kept Data keeps its chunk alive, so a store keeping a
+// few of a chunk's records holds the whole chunk: at most the file's size,
+// given back chunk by chunk as the records are replaced. An error from
+// each stops the reading and is returned wrapped, with the file and the
+// record's index.
 func (r *Reader) Records(each func(Record) error) error {
 	if r.called {
 		return fmt.Errorf("snapfile %s: Records called twice", r.d.path)
@@ -196,18 +201,14 @@ func (r *Reader) Records(each func(Record) error) error {
 		return fmt.Errorf("snapfile %s: Records needs a function to call", r.d.path)
 	}
 	d := &r.d
-	var key []byte // reused: the key is copied into a string
 	for i := range r.h.Count {
 		start := d.off
 		kl, err := d.length("key", "MaxKeyLen", d.opts.MaxKeyLen)
 		if err != nil {
 			return err
 		}
-		if cap(key) < kl {
-			key = make([]byte, kl)
-		}
-		key = key[:kl]
-		if err := d.full(key, "a key"); err != nil {
+		key, err := d.take(kl, "a key")
+		if err != nil {
 			return err
 		}
 		if !utf8.Valid(key) {
@@ -217,8 +218,8 @@ func (r *Reader) Records(each func(Record) error) error {
 		if err != nil {
 			return err
 		}
-		data := make([]byte, dl)
-		if err := d.full(data, "record data"); err != nil {
+		data, err := d.take(dl, "record data")
+		if err != nil {
 			return err
 		}
 		if err := each(Record{Key: string(key), Data: data}); err != nil {
@@ -240,13 +241,13 @@ func (r *Reader) trailer() error {
 		return d.corrupt(start, fmt.Sprintf("trailer counts %d records, header %d", n, r.h.Count))
 	}
 	want := d.crc
-	var sum [4]byte
 	start = d.off
-	if _, err := io.ReadFull(d.r, sum[:]); err != nil {
+	sum, err := d.r.view(4)
+	d.off += int64(len(sum))
+	if err != nil {
 		return d.readErr(start, "the checksum", err)
 	}
-	d.off += 4
-	if got := binary.LittleEndian.Uint32(sum[:]); got != want {
+	if got := binary.LittleEndian.Uint32(sum); got != want {
 		return d.corrupt(start, fmt.Sprintf("checksum mismatch: the file says %08x, its contents sum to %08x", got, want))
 	}
 	if d.off != d.size {
@@ -278,16 +279,15 @@ func Read(path string, opts ReadOptions, each func(Record) error) (Header, error
 	return r.h, r.Records(each)
 }
 
-// A decoder reads the layout of doc.go from a buffered source of known
-// size, tracking the offset and checksumming what it consumes.
+// A decoder reads the layout of doc.go from a source of known size read
+// in chunks, tracking the offset and checksumming what it consumes.
 type decoder struct {
-	r    *bufio.Reader
+	r    *chunkReader
 	path string
 	opts ReadOptions
 	size int64  // bytes in the source
 	off  int64  // bytes consumed
 	crc  uint32 // CRC-32C of the bytes consumed
-	one  [1]byte
 }
 
 func (d *decoder) remaining() int64 { return d.size - d.off }
@@ -300,8 +300,7 @@ func (d *decoder) ReadByte() (byte, error) {
 	if err != nil {
 		return 0, err
 	}
-	d.one[0] = c
-	d.hash(d.one[:])
+	d.crc = crc32.Update(d.crc, castagnoli, d.r.buf[d.r.pos-1:d.r.pos])
 	d.off++
 	return c, nil
 }
@@ -356,15 +355,16 @@ func (d *decoder) length(what, limitName string, max int64) (int, error) {
 	return int(n), nil
 }
 
-// full fills b; what names it for errors.
-func (d *decoder) full(b []byte, what string) error {
-	n, err := io.ReadFull(d.r, b)
-	d.hash(b[:n])
-	d.off += int64(n)
+// take consumes n bytes, in place (see chunkReader.view); what names them
+// for errors.
+func (d *decoder) take(n int, what string) ([]byte, error) {
+	b, err := d.r.view(n)
+	d.hash(b)
+	d.off += int64(len(b))
 	if err != nil {
-		return d.readErr(d.off, what, err)
+		return nil, d.readErr(d.off, what, err)
 	}
-	return nil
+	return b, nil
 }
 
 // readErr turns a read error at off into a *CorruptError for a short file

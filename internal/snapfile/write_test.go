@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"os"
 	"path/filepath"
@@ -65,6 +66,31 @@ func TestDataIsNotReused(t *testing.T) {
 			t.Fatalf("record %d's data changed after it was passed on", i)
 		}
 	}
+}
+
+// TestRecordsAcrossChunks reads records of every size around the reader's
+// chunk (records that end on a chunk's last byte, that span two chunks,
+// that are larger than a chunk), keeps every Data, then appends to each:
+// each kept Data holds its record, and an append never writes into the
+// record after it (its capacity ends at its length).
+func TestRecordsAcrossChunks(t *testing.T) {
+	var recs []Record
+	for i, size := range []int{chunkSize - 40, 1, 39, chunkSize, 0, 2*chunkSize + 7, 3, chunkSize/2 + 1, chunkSize/2 - 1, 5} {
+		recs = append(recs, Record{Key: fmt.Sprintf("ns/r%d", i), Data: bytes.Repeat([]byte{byte('a' + i)}, size)})
+	}
+	path := writeFile(t, t.TempDir(), testHeader(len(recs)), recs)
+	var kept []Record
+	_, err := Read(path, ReadOptions{}, func(r Record) error {
+		require.Equal(t, len(r.Data), cap(r.Data), "record %q: capacity past its length", r.Key)
+		kept = append(kept, r)
+		return nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, normalize(recs), normalize(kept))
+	for i := range kept {
+		_ = append(kept[i].Data, '!')
+	}
+	require.Equal(t, normalize(recs), normalize(kept), "an append to one record's Data changed another's")
 }
 
 func TestWriteCreatedDefaultsToNow(t *testing.T) {
