@@ -8,7 +8,6 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
-	"unicode/utf8"
 )
 
 // Defaults of the ReadOptions limits.
@@ -174,60 +173,6 @@ func (r *Reader) Header() Header { return r.h }
 
 // Size returns the file's size in bytes, as Open found it.
 func (r *Reader) Size() int64 { return r.d.size }
-
-// Records calls each for every record, in file order, then reads the
-// trailer and verifies the record count and the checksum. It may be called
-// once.
-//
-// The checksum is checked only at the end: each sees records of a file that
-// may yet turn out corrupt. The caller MUST stage the records (for
-// instance in a new map) and commit them only when Records returns nil;
-// on any error it discards the staging and relists.
-//
-// Record.Data is the record's bytes in place in the chunk of the file they
-// were read in (about 256 KiB, one allocation without pointers), which
-// each may keep (a store keeps it) and must not modify; its capacity ends
-// at its length. A kept Data keeps its chunk alive, so a store keeping a
-// few of a chunk's records holds the whole chunk: at most the file's size,
-// given back chunk by chunk as the records are replaced. An error from
-// each stops the reading and is returned wrapped, with the file and the
-// record's index.
-func (r *Reader) Records(each func(Record) error) error {
-	if r.called {
-		return fmt.Errorf("snapfile %s: Records called twice", r.d.path)
-	}
-	r.called = true
-	if each == nil {
-		return fmt.Errorf("snapfile %s: Records needs a function to call", r.d.path)
-	}
-	d := &r.d
-	for i := range r.h.Count {
-		start := d.off
-		kl, err := d.length("key", "MaxKeyLen", d.opts.MaxKeyLen)
-		if err != nil {
-			return err
-		}
-		key, err := d.take(kl, "a key")
-		if err != nil {
-			return err
-		}
-		if !utf8.Valid(key) {
-			return d.corrupt(start, fmt.Sprintf("record %d: key is not valid UTF-8", i))
-		}
-		dl, err := d.length("data", "MaxRecordSize", d.opts.MaxRecordSize)
-		if err != nil {
-			return err
-		}
-		data, err := d.take(dl, "record data")
-		if err != nil {
-			return err
-		}
-		if err := each(Record{Key: string(key), Data: data}); err != nil {
-			return fmt.Errorf("snapfile %s: record %d (%q): %w", d.path, i, key, err)
-		}
-	}
-	return r.trailer()
-}
 
 // trailer reads the count and the checksum and checks that nothing follows.
 func (r *Reader) trailer() error {
