@@ -46,8 +46,10 @@ func CacheIn[T watch.Object](m *Manager, res kube.TypedResource[T], scope kube.S
 	return &Reader[T]{inf: shared.inf, res: res.Resource(), entry: entry, expect: m.expect}, nil
 }
 
-// Get returns a copy of the object key names, or ok false when the cache
-// has none. It waits for the first sync, and, when this process wrote the
+// Get returns the object key names as one the caller owns and may change,
+// or ok false when the cache has none: a copy, or in a compact cache an
+// object it has not decoded for any reader yet decoded for this caller
+// alone, which saves the copy (informer.Informer.GetOwned). It waits for the first sync, and, when this process wrote the
 // object through the manager's client, until the cache shows that write
 // (ManagerOptions.ExpectationTimeout bounds the wait; past it the error is
 // a *NotShownError). err is the context's when it ends first.
@@ -60,12 +62,7 @@ func (r *Reader[T]) Get(ctx context.Context, key Key) (obj T, ok bool, err error
 			return obj, false, err
 		}
 	}
-	cur, ok := r.inf.Store().Get(key.String())
-	if !ok {
-		return obj, false, nil
-	}
-	obj, err = deepCopy(cur)
-	return obj, err == nil, err
+	return r.inf.GetOwned(key.String(), deepCopy[T])
 }
 
 // ListOptions filter a List. Every selector given must match.
