@@ -5,7 +5,8 @@
 // readyReplicas, availableReplicas and observedGeneration through the
 // status subresource, records SuccessfulCreate and SuccessfulDelete
 // Events as the real controller does, and, standing in for kube-controller-manager's
-// garbage collector, deletes the pods of a ReplicaSet that is gone.
+// garbage collector, deletes the pods of a ReplicaSet that is gone (so it
+// reconciles keys, Config.Reconcile: ReconcileObject skips a gone object).
 //
 // Template changes apply to pods created afterwards, as with the real
 // ReplicaSet controller; existing pods are left alone.
