@@ -93,12 +93,8 @@ type wrapping struct {
 // New adds a controller to m. Its informers are started by m.Run, its
 // workers only once every informer it uses has synced.
 func New[P watch.Object](m *Manager, cfg Config[P]) (*Controller, error) {
-	if cfg.Name == "" || cfg.For.IsZero() {
-		return nil, errors.New("controller: Config needs Name and For")
-	}
-	if (cfg.Reconcile == nil) == (cfg.ReconcileObject == nil) {
-		return nil, fmt.Errorf("controller %q: Config needs exactly one of Reconcile and ReconcileObject, not %s",
-			cfg.Name, map[bool]string{true: "none", false: "both"}[cfg.Reconcile == nil])
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	m.mu.Lock()
 	for _, c := range m.controllers {
@@ -165,6 +161,18 @@ func New[P watch.Object](m *Manager, cfg Config[P]) (*Controller, error) {
 	m.controllers = append(m.controllers, c)
 	m.mu.Unlock()
 	return c, nil
+}
+
+// check refuses a Config without its required fields.
+func (cfg Config[P]) check() error {
+	if cfg.Name == "" || cfg.For.IsZero() {
+		return errors.New("controller: Config needs Name and For")
+	}
+	if (cfg.Reconcile == nil) == (cfg.ReconcileObject == nil) {
+		return fmt.Errorf("controller %q: Config needs exactly one of Reconcile and ReconcileObject, not %s",
+			cfg.Name, map[bool]string{true: "none", false: "both"}[cfg.Reconcile == nil])
+	}
+	return nil
 }
 
 // objectReconciler is cfg.ReconcileObject as the Reconciler the gates
