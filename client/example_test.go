@@ -30,7 +30,7 @@ func Example() {
 		return
 	}
 	defer srv.Close()
-	c, _ := kube.NewClient(srv.Config())
+	c := srv.Client()
 	secrets := client.For(c, kube.Typed[*Secret](kube.Resource{Version: "v1", Resource: "secrets", Kind: "Secret", Namespaced: true}),
 		client.Options{FieldManager: "example"})
 

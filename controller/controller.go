@@ -39,8 +39,28 @@ type Config[P watch.Object] struct {
 	// Watches).
 	Owns    []Source
 	Watches []Source
-	// Reconcile is called with each key. Required.
+	// Reconcile is called with each key, whether its object exists or
+	// not; it reads what it needs from the manager's caches. Exactly one
+	// of Reconcile and ReconcileObject is set.
 	Reconcile Reconciler
+	// ReconcileObject is called with a copy of each key's primary object
+	// (the caller's to change), read from the manager's cache of For in
+	// ForScope (the replica's ShardScope in shard.Label mode) as
+	// Reader.Get reads it: no older than this process's last write of it
+	// through Manager.Client. The key passes the same gates as for
+	// Reconcile first: the shard's, the wait for the caches to show the
+	// key's last writes, the fence. A read that fails (a *NotShownError,
+	// the context's end) is the reconcile's error, and retried.
+	//
+	// It is not called for a key whose object the cache does not hold:
+	// one deleted (its delete event's key finds nothing), or a key from
+	// Owns, Watches or Enqueue that names no primary object in scope. An
+	// object being deleted is still there while it has finalizers, with
+	// its DeletionTimestamp set, and is passed as any other: cleanup
+	// behind a finalizer sees it. A controller whose cleanup runs after
+	// the object is gone, without a finalizer (deleting what the garbage
+	// collector would not), uses Reconcile, which gets that key.
+	ReconcileObject func(ctx context.Context, obj P) (Result, error)
 	// Workers reconcile different keys at once; one key is never
 	// reconciled by two workers at once. Zero means 1.
 	Workers int
@@ -73,8 +93,8 @@ type wrapping struct {
 // New adds a controller to m. Its informers are started by m.Run, its
 // workers only once every informer it uses has synced.
 func New[P watch.Object](m *Manager, cfg Config[P]) (*Controller, error) {
-	if cfg.Name == "" || cfg.Reconcile == nil || cfg.For.IsZero() {
-		return nil, errors.New("controller: Config needs Name, For and Reconcile")
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	m.mu.Lock()
 	for _, c := range m.controllers {
@@ -94,9 +114,15 @@ func New[P watch.Object](m *Manager, cfg Config[P]) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
+	inner := cfg.Reconcile
+	if cfg.ReconcileObject != nil {
+		if inner, err = objectReconciler(m, cfg); err != nil {
+			return nil, fmt.Errorf("controller %q: %w", cfg.Name, err)
+		}
+	}
 	// Inside the gate: a key this replica does not reconcile is not
 	// parked for writes it will never make.
-	reconcile := wrap.gate(m.expect.gate(cfg.Name, func(k Key) { c.runner.Add(k) }, cfg.Reconcile))
+	reconcile := wrap.gate(m.expect.gate(cfg.Name, func(k Key) { c.runner.Add(k) }, inner))
 	reconcile = m.fence.wrap(cfg.Name, reconcile)
 	runner, err := queue.NewRunner(queue.RunnerOptions[Key]{
 		Workers:      cfg.Workers,
@@ -135,6 +161,41 @@ func New[P watch.Object](m *Manager, cfg Config[P]) (*Controller, error) {
 	m.controllers = append(m.controllers, c)
 	m.mu.Unlock()
 	return c, nil
+}
+
+// check refuses a Config without its required fields.
+func (cfg Config[P]) check() error {
+	if cfg.Name == "" || cfg.For.IsZero() {
+		return errors.New("controller: Config needs Name and For")
+	}
+	if (cfg.Reconcile == nil) == (cfg.ReconcileObject == nil) {
+		return fmt.Errorf("controller %q: Config needs exactly one of Reconcile and ReconcileObject, not %s",
+			cfg.Name, map[bool]string{true: "none", false: "both"}[cfg.Reconcile == nil])
+	}
+	return nil
+}
+
+// objectReconciler is cfg.ReconcileObject as the Reconciler the gates
+// wrap: it reads the key's object from the cache the controller's For
+// source fills (CacheIn of the replica's ShardScope in Label mode, where
+// the shard gate has moved the object into it before), and skips a key
+// whose object is not there.
+func objectReconciler[P watch.Object](m *Manager, cfg Config[P]) (Reconciler, error) {
+	cache, err := CacheIn(m, cfg.For, m.ShardScope(cfg.ForScope))
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, key Key) (Result, error) {
+		obj, ok, err := cache.Get(ctx, key)
+		switch {
+		case err != nil:
+			return Result{}, err
+		case !ok:
+			LoggerFrom(ctx).Debug("no object in the cache: ReconcileObject not called")
+			return Result{}, nil
+		}
+		return cfg.ReconcileObject(ctx, obj)
+	}, nil
 }
 
 // Name is the controller's name.

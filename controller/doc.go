@@ -58,6 +58,13 @@
 //     while one runs are reconciled again after it (package queue).
 //   - An error retries the key with per-key backoff; Terminal(err) does
 //     not. A panic is recovered and retried.
+//   - Config.ReconcileObject is a reconcile with its first read done: it
+//     gets a copy of the key's primary object, read from the For cache
+//     once the key passed the same gates as a Reconcile (the shard, the
+//     wait for this process's writes, the fence). It is not called for a
+//     key whose object is gone or never was; an object held by a
+//     finalizer is passed, deletionTimestamp set. Cleanup after a delete
+//     without a finalizer takes Reconcile, which gets every key.
 //   - Cache reads wait for the first sync and return copies: a caller may
 //     change what it reads.
 //   - Run shuts down in order: controllers stop taking work and in-flight

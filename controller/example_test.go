@@ -33,29 +33,25 @@ func Example() {
 		return
 	}
 	defer srv.Close()
-	c, _ := kube.NewClient(srv.Config())
+	c := srv.Client()
 
 	mgr, _ := controller.NewManager(c, controller.ManagerOptions{Logger: quiet()})
-	cache, _ := controller.Cache(mgr, ConfigMaps)
 	writes := client.For(c, ConfigMaps, client.Options{FieldManager: "stamper"})
 	done := make(chan struct{})
 	var once sync.Once
 	_, err = controller.New(mgr, controller.Config[*ConfigMap]{
 		Name: "stamper", For: ConfigMaps,
-		Reconcile: func(ctx context.Context, key controller.Key) (controller.Result, error) {
-			cm, ok, err := cache.Get(ctx, key)
-			if err != nil || !ok {
-				return controller.Result{}, err
-			}
+		// Called with a copy of each configmap in the cache.
+		ReconcileObject: func(ctx context.Context, cm *ConfigMap) (controller.Result, error) {
 			want := fmt.Sprint(len(cm.Data))
 			if cm.Annotations["keys"] == want {
 				return controller.Result{}, nil
 			}
 			patch := []byte(`{"metadata":{"annotations":{"keys":"` + want + `"}}}`)
-			out, err := writes.Patch(ctx, key.Namespace, key.Name, client.MergePatch, patch, client.PatchOptions{})
+			out, err := writes.Patch(ctx, cm.Namespace, cm.Name, client.MergePatch, patch, client.PatchOptions{})
 			if err == nil {
 				once.Do(func() {
-					fmt.Println(key, "has", out.Annotations["keys"], "keys")
+					fmt.Println(controller.KeyOf(out), "has", out.Annotations["keys"], "keys")
 					close(done)
 				})
 			}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/kwatch/kwatch/client"
 	"github.com/kwatch/kwatch/controller"
-	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/kwatchtest"
 )
 
@@ -27,8 +26,7 @@ func Example_readYourOwnWrites() {
 	}
 	defer srv.Close()
 	srv.LagWatch(kwatchtest.LagOptions{Resource: "configmaps", Delay: 500 * time.Millisecond})
-	c, _ := kube.NewClient(srv.Config())
-	mgr, _ := controller.NewManager(c, controller.ManagerOptions{Logger: quiet()})
+	mgr, _ := controller.NewManager(srv.Client(), controller.ManagerOptions{Logger: quiet()})
 	cache, _ := controller.Cache(mgr, ConfigMaps)
 	writes := client.For(mgr.Client(), ConfigMaps, client.Options{FieldManager: "counter"})
 	done := make(chan struct{})

@@ -124,6 +124,13 @@ func (rs *replicaSet) reconcile(ctx context.Context, key controller.Key) (contro
 	if err != nil || !ok {
 		return controller.Result{}, err
 	}
+	return rs.reconcileObject(ctx, parent)
+}
+
+// reconcileObject is reconcile once the set is read: the controller's
+// ReconcileObject.
+func (rs *replicaSet) reconcileObject(ctx context.Context, parent *Obj) (controller.Result, error) {
+	key := controller.KeyOf(parent)
 	want, _ := strconv.Atoi(parent.Data["replicas"])
 	have, err := rs.children.List(ctx, controller.ListOptions{Namespace: key.Namespace, LabelSelector: "owner=" + key.Name})
 	if err != nil {
@@ -163,6 +170,13 @@ func cmpStrings(a, b string) int {
 // ends.
 func runReplicaSet(t *testing.T, c *kube.Client, opts controller.ManagerOptions) *replicaSet {
 	t.Helper()
+	return runReplicaSetWith(t, c, opts, false)
+}
+
+// runReplicaSetWith is runReplicaSet; object has the controller
+// reconcile through ReconcileObject instead of Reconcile.
+func runReplicaSetWith(t *testing.T, c *kube.Client, opts controller.ManagerOptions, object bool) *replicaSet {
+	t.Helper()
 	opts.Namespace, opts.Logger = "demo", quiet()
 	m, err := controller.NewManager(c, opts)
 	require.NoError(t, err)
@@ -171,10 +185,14 @@ func runReplicaSet(t *testing.T, c *kube.Client, opts controller.ManagerOptions)
 	require.NoError(t, err)
 	rs.children, err = controller.CacheIn(m, kube.Typed[*Obj](kube.ConfigMaps), kube.Scope{LabelSelector: "owner"})
 	require.NoError(t, err)
-	_, err = controller.New(m, controller.Config[*Obj]{Name: "replicaset", For: kube.Typed[*Obj](kube.ConfigMaps),
+	cfg := controller.Config[*Obj]{Name: "replicaset", For: kube.Typed[*Obj](kube.ConfigMaps),
 		ForScope:  kube.Scope{LabelSelector: "role=set"},
 		Owns:      []controller.Source{controller.OwnsIn(kube.Typed[*Obj](kube.ConfigMaps), kube.Scope{LabelSelector: "owner"})},
-		Reconcile: rs.reconcile})
+		Reconcile: rs.reconcile}
+	if object {
+		cfg.Reconcile, cfg.ReconcileObject = nil, rs.reconcileObject
+	}
+	_, err = controller.New(m, cfg)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -225,20 +243,22 @@ func children(t *testing.T, srv *sim.Server) int {
 // TestObviousReplicaSetIsCorrectUnderLag runs the obvious controller with
 // the manager's defaults while the caches lag the server by a second:
 // every scale step ends with exactly the replicas asked for, made with
-// exactly as many creates and deletes as the steps need. Without the
-// expectations (ExpectationTimeout < 0) the same controller creates
-// replicas again that its cache has not shown yet.
+// exactly as many creates and deletes as the steps need, whether it
+// reads the set itself (Reconcile) or is handed it (ReconcileObject).
+// Without the expectations (ExpectationTimeout < 0) the same controller
+// creates replicas again that its cache has not shown yet.
 func TestObviousReplicaSetIsCorrectUnderLag(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		expect time.Duration
-	}{{"defaults", 0}, {"without expectations", -1}} {
+		object bool // through ReconcileObject
+	}{{"defaults", 0, false}, {"ReconcileObject", 0, true}, {"without expectations", -1, false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				srv, err := sim.New(sim.Options{})
 				require.NoError(t, err)
 				require.NoError(t, srv.EnsureNamespace("demo"))
-				rs := runReplicaSet(t, serveLagged(t, srv, time.Second), controller.ManagerOptions{ExpectationTimeout: tc.expect})
+				rs := runReplicaSetWith(t, serveLagged(t, srv, time.Second), controller.ManagerOptions{ExpectationTimeout: tc.expect}, tc.object)
 				var creates, deletes int64
 				var mu sync.Mutex
 				step := func(n, wantCreates, wantDeletes int) {

@@ -181,7 +181,9 @@ func faults(t *testing.T, rng *rand.Rand, slots []*slot, d time.Duration) int {
 	return n
 }
 
-func fenceProperty(t *testing.T, seed uint64, sharded bool) {
+// fenceProperty runs the property test; object has the controller
+// reconcile through ReconcileObject instead of Reconcile.
+func fenceProperty(t *testing.T, seed uint64, sharded, object bool) {
 	rng := rand.New(rand.NewPCG(seed, 23))
 	c := newFenceCluster(t)
 	names := make([]string, 12)
@@ -202,8 +204,16 @@ func fenceProperty(t *testing.T, seed uint64, sharded bool) {
 			return nil, err
 		}
 		cms := client.For(m.Client(), kube.Typed[*Obj](kube.ConfigMaps), client.Options{})
-		_, err = controller.New(m, controller.Config[*Obj]{Name: "cms", For: kube.Typed[*Obj](kube.ConfigMaps), Workers: 4,
-			Reconcile: w.reconciler(c.h, id, cms)})
+		cfg := controller.Config[*Obj]{Name: "cms", For: kube.Typed[*Obj](kube.ConfigMaps), Workers: 4,
+			Reconcile: w.reconciler(c.h, id, cms)}
+		if object {
+			rec := cfg.Reconcile
+			cfg.Reconcile = nil
+			cfg.ReconcileObject = func(ctx context.Context, obj *Obj) (controller.Result, error) {
+				return rec(ctx, controller.KeyOf(obj))
+			}
+		}
+		_, err = controller.New(m, cfg)
 		return m, err
 	}
 	slots := make([]*slot, 3)
@@ -230,7 +240,7 @@ func fenceProperty(t *testing.T, seed uint64, sharded bool) {
 func TestFencePropertyLeaderElection(t *testing.T) {
 	for seed := range uint64(3) {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) { fenceProperty(t, seed, false) })
+			synctest.Test(t, func(t *testing.T) { fenceProperty(t, seed, false, false) })
 		})
 	}
 }
@@ -238,7 +248,18 @@ func TestFencePropertyLeaderElection(t *testing.T) {
 func TestFencePropertySharded(t *testing.T) {
 	for seed := range uint64(3) {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) { fenceProperty(t, seed, true) })
+			synctest.Test(t, func(t *testing.T) { fenceProperty(t, seed, true, false) })
+		})
+	}
+}
+
+// TestFencePropertyReconcileObject runs the property, one seed of each
+// kind, with the controller's ReconcileObject: the object's reconcile
+// goes through the same shard gate and fence as a key's.
+func TestFencePropertyReconcileObject(t *testing.T) {
+	for _, sharded := range []bool{false, true} {
+		t.Run(map[bool]string{false: "leader election", true: "sharded"}[sharded], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { fenceProperty(t, 0, sharded, true) })
 		})
 	}
 }

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -36,17 +37,23 @@ func (e *AlreadyOwnedError) Error() string {
 // and with an error an owner the API server would not accept: one without
 // a uid (not created yet), or in another namespace than obj.
 //
-// Both may be any type embedding metav1.ObjectMeta (as a pointer).
-func SetControllerReference(owner, obj metav1.Object, ownerRes kube.Resource) error {
-	if owner.GetUID() == "" {
-		return fmt.Errorf("controller: owner %s %s has no uid: create it (or read it from a cache) first", ownerRes.Kind, owner.GetName())
+// Both may be any type embedding metav1.ObjectMeta (as a pointer):
+//
+//	err := controller.SetControllerReference(ReplicaSets, rs, pod)
+func SetControllerReference[O metav1.Object](ownerRes kube.TypedResource[O], owner O, obj metav1.Object) error {
+	res := ownerRes.Resource()
+	if ownerRes.IsZero() {
+		return errors.New("controller: SetControllerReference: the zero kube.TypedResource names no owner resource")
 	}
-	if ownerRes.Namespaced && owner.GetNamespace() != obj.GetNamespace() {
+	if owner.GetUID() == "" {
+		return fmt.Errorf("controller: owner %s %s has no uid: create it (or read it from a cache) first", res.Kind, owner.GetName())
+	}
+	if res.Namespaced && owner.GetNamespace() != obj.GetNamespace() {
 		return fmt.Errorf("controller: owner %s %s/%s cannot own %s/%s: a namespaced owner owns objects of its own namespace only",
-			ownerRes.Kind, owner.GetNamespace(), owner.GetName(), obj.GetNamespace(), obj.GetName())
+			res.Kind, owner.GetNamespace(), owner.GetName(), obj.GetNamespace(), obj.GetName())
 	}
 	yes := true
-	ref := metav1.OwnerReference{APIVersion: ownerRes.GroupVersion(), Kind: ownerRes.Kind,
+	ref := metav1.OwnerReference{APIVersion: res.GroupVersion(), Kind: res.Kind,
 		Name: owner.GetName(), UID: owner.GetUID(), Controller: &yes, BlockOwnerDeletion: &yes}
 	refs := obj.GetOwnerReferences()
 	for _, r := range refs {

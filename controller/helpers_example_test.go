@@ -13,9 +13,10 @@ import (
 // A pod made for a ReplicaSet gets the controller reference Owns follows;
 // a second controller is refused.
 func ExampleSetControllerReference() {
+	replicaSets := kube.Typed[*metav1.PartialObjectMetadata](kube.ReplicaSets)
 	rs := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", UID: "uid-web"}}
 	pod := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-x1"}}
-	if err := controller.SetControllerReference(rs, pod, kube.ReplicaSets); err != nil {
+	if err := controller.SetControllerReference(replicaSets, rs, pod); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -24,7 +25,7 @@ func ExampleSetControllerReference() {
 
 	other := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "api", UID: "uid-api"}}
 	var owned *controller.AlreadyOwnedError
-	err := controller.SetControllerReference(other, pod, kube.ReplicaSets)
+	err := controller.SetControllerReference(replicaSets, other, pod)
 	fmt.Println(errors.As(err, &owned), owned.Owner.Name)
 	// Output:
 	// apps/v1 ReplicaSet web uid-web true

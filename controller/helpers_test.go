@@ -19,6 +19,10 @@ import (
 	"github.com/kwatch/kwatch/kube"
 )
 
+// replicaSets pairs the tests' Obj with the replicasets resource, as an
+// owner.
+var replicaSets = kube.Typed[*Obj](kube.ReplicaSets)
+
 func TestSetControllerReference(t *testing.T) {
 	rs := &Obj{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "web", UID: "u-web"}}
 	other := ownerRef("ReplicaSet", "apps/v1", "api", true)
@@ -40,7 +44,7 @@ func TestSetControllerReference(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pod := &Obj{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "p", OwnerReferences: tt.refs}}
-			err := controller.SetControllerReference(tt.owner, pod, kube.ReplicaSets)
+			err := controller.SetControllerReference(replicaSets, tt.owner, pod)
 			if tt.wantErr != "" {
 				require.ErrorContains(t, err, tt.wantErr)
 				require.Equal(t, tt.refs, pod.OwnerReferences, "unchanged on error")
@@ -59,9 +63,10 @@ func TestSetControllerReference(t *testing.T) {
 	}
 	pod := &Obj{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "p", OwnerReferences: []metav1.OwnerReference{*other}}}
 	var owned *controller.AlreadyOwnedError
-	require.True(t, errors.As(controller.SetControllerReference(rs, pod, kube.ReplicaSets), &owned))
+	require.True(t, errors.As(controller.SetControllerReference(replicaSets, rs, pod), &owned))
 	require.Equal(t, "demo/p", owned.Object)
 	require.Equal(t, "api", owned.Owner.Name)
+	require.ErrorContains(t, controller.SetControllerReference(kube.TypedResource[*Obj]{}, rs, pod), "zero kube.TypedResource")
 }
 
 // List takes a label selector as a string, a labels.Selector and an

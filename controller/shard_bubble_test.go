@@ -104,6 +104,9 @@ type replicaSpec struct {
 	// reconcile makes the replica's reconciler from its client (which has
 	// no client-side rate limit); nil records each reconcile in b.rec.
 	reconcile func(id string, c *kube.Client) controller.Reconciler
+	// reconcileObject, when set, is the controller's ReconcileObject
+	// instead (reconcile is then unused).
+	reconcileObject func(id string) func(context.Context, *Obj) (controller.Result, error)
 }
 
 // start runs a Label-mode replica whose reconciles are recorded.
@@ -132,8 +135,12 @@ func (b *bubble) startWith(id string, spec replicaSpec) *bubbleReplica {
 	var err error
 	r.mgr, err = controller.NewManager(c, opts)
 	require.NoError(t, err)
-	_, err = controller.New(r.mgr, controller.Config[*Obj]{Name: "cms", For: kube.Typed[*Obj](kube.ConfigMaps), ForScope: spec.scope, Workers: cmp.Or(spec.workers, 4),
-		Owns: []controller.Source{controller.Owns(kube.Typed[*Obj](kube.Secrets))}, Reconcile: reconcile})
+	cfg := controller.Config[*Obj]{Name: "cms", For: kube.Typed[*Obj](kube.ConfigMaps), ForScope: spec.scope, Workers: cmp.Or(spec.workers, 4),
+		Owns: []controller.Source{controller.Owns(kube.Typed[*Obj](kube.Secrets))}, Reconcile: reconcile}
+	if spec.reconcileObject != nil {
+		cfg.Reconcile, cfg.ReconcileObject = nil, spec.reconcileObject(id)
+	}
+	_, err = controller.New(r.mgr, cfg)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel

@@ -24,7 +24,7 @@ func TestZeroTypedResourceIsRefused(t *testing.T) {
 	require.ErrorContains(t, controller.Index(m, zero, "x", nil), "zero kube.TypedResource")
 	noop := func(context.Context, controller.Key) (controller.Result, error) { return controller.Result{}, nil }
 	_, err = controller.New(m, controller.Config[*Obj]{Name: "a", For: zero, Reconcile: noop})
-	require.ErrorContains(t, err, "needs Name, For and Reconcile")
+	require.ErrorContains(t, err, "needs Name and For")
 	_, err = controller.New(m, controller.Config[*Obj]{Name: "b", For: kube.Typed[*Obj](kube.ConfigMaps), Reconcile: noop,
 		Owns: []controller.Source{controller.Owns(zero)}})
 	require.ErrorContains(t, err, "zero kube.TypedResource")

@@ -83,9 +83,12 @@ func (r ObjectReference) GetResourceVersion() string { return r.ResourceVersion 
 
 // Ref returns the reference to obj, an object of res: its kind and
 // apiVersion from res, the rest from obj.
-func Ref(res kube.Resource, obj Object) ObjectReference {
+//
+//	rec.Eventf(events.Ref(Pods, pod), events.TypeWarning, "BackOff", "restarting %s", pod.Name)
+func Ref[T Object](res kube.TypedResource[T], obj T) ObjectReference {
+	r := res.Resource()
 	return ObjectReference{
-		Kind: res.Kind, APIVersion: res.GroupVersion(),
+		Kind: r.Kind, APIVersion: r.GroupVersion(),
 		Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID(), ResourceVersion: obj.GetResourceVersion(),
 	}
 }

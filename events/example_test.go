@@ -24,11 +24,7 @@ func ExampleRecorder() {
 		return
 	}
 	defer srv.Close()
-	c, err := kube.NewClient(srv.Config())
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
+	c := srv.Client()
 
 	rec, err := events.New(events.Options{Client: c, Component: "replicaset-controller"})
 	if err != nil {

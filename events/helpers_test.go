@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kwatch/kwatch/client"
@@ -77,5 +78,6 @@ func pod(name string) ObjectReference {
 // t0 is where a synctest bubble's clock starts.
 var t0 = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// configMaps is the resource Ref is tested with.
-var configMaps = kube.Resource{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true}
+// configMaps is the resource Ref is tested with, paired with the slim
+// metadata-only type.
+var configMaps = kube.Typed[*metav1.PartialObjectMetadata](kube.Resource{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true})

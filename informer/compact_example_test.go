@@ -28,11 +28,7 @@ func ExampleStoreCompact() {
 	defer srv.Close()
 	_, _ = srv.PutPod(kwatchtest.Pod{Namespace: "demo", Name: "web-1"})
 	_, _ = srv.PutPod(kwatchtest.Pod{Namespace: "demo", Name: "web-2"})
-	c, err := kube.NewClient(srv.Config())
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
+	c := srv.Client()
 	dir, _ := os.MkdirTemp("", "kwatch-example")
 	defer os.RemoveAll(dir)
 	opts := informer.Options[*metav1.PartialObjectMetadata]{

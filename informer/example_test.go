@@ -26,11 +26,7 @@ func ExampleInformer() {
 	_, _ = srv.PutPod(kwatchtest.Pod{Namespace: "demo", Name: "web-1"})
 	_, _ = srv.PutPod(kwatchtest.Pod{Namespace: "demo", Name: "web-2"})
 
-	c, err := kube.NewClient(srv.Config())
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
+	c := srv.Client()
 	pods, err := informer.New(informer.Options[*metav1.PartialObjectMetadata]{
 		Client: c, Resource: kube.Pods, MetadataOnly: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

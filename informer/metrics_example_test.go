@@ -27,11 +27,7 @@ func ExampleRegisterMetrics() {
 	defer srv.Close()
 	_, _ = srv.LoadPods(2, 1)
 
-	c, err := kube.NewClient(srv.Config())
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
+	c := srv.Client()
 	pods, err := informer.New(informer.Options[*metav1.PartialObjectMetadata]{
 		Client: c, Resource: kube.Pods, MetadataOnly: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

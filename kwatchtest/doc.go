@@ -10,7 +10,7 @@
 //	kind: ConfigMap
 //	metadata: {namespace: demo, name: settings}
 //	data: {mode: fast}`)
-//	c, err := kube.NewClient(srv.Config())                // kwatch
+//	c := srv.Client()                                     // kwatch (kube.NewClient(srv.Config()))
 //	cfg, err := clientcmd.BuildConfigFromFlags("", srv.Kubeconfig()) // client-go
 //	cut := srv.CutWatch(kwatchtest.FaultOptions{Resource: "pods", AfterEvents: 1})
 //	err = cut.Wait(ctx)                                   // returns once the watch was cut
@@ -49,7 +49,9 @@
 //     in-process one) removes at once. Options.GarbageCollect adds what
 //     kube-controller-manager's garbage collector does.
 //   - Start's server stops at t.Cleanup, ending every watch, and waits for each
-//     goroutine it started; nothing outlives the test. Outside a test (an
+//     goroutine it started; nothing outlives the test. Run(t, mgr.Run) runs
+//     the code under test (a controller manager, an informer) the same way:
+//     until the test ends, waited for before the server stops. Outside a test (an
 //     Example, a TestMain, a demo program) Serve(ctx, opts) starts the same
 //     server, which serves until ctx ends or Close, and Close waits for it.
 //   - Churn keeps generated pods changing (creates, updates, deletes at a

@@ -31,20 +31,15 @@ const phaseLabel = "example.kwatch.dev/phase"
 // setupPhaseLabels adds a controller that keeps each pod's phase label equal
 // to its status.phase.
 func setupPhaseLabels(mgr *controller.Manager) error {
-	pods, err := controller.Cache(mgr, phasePods)
-	if err != nil {
-		return err
-	}
 	writes := client.For(mgr.Client(), phasePods, client.Options{FieldManager: "phase-labels"})
-	_, err = controller.New(mgr, controller.Config[*phasePod]{Name: "phase-labels", For: phasePods, Workers: 2,
-		Reconcile: func(ctx context.Context, key controller.Key) (controller.Result, error) {
-			pod, ok, err := pods.Get(ctx, key)
-			if err != nil || !ok || pod.Labels[phaseLabel] == pod.Status.Phase {
-				return controller.Result{}, err
+	_, err := controller.New(mgr, controller.Config[*phasePod]{Name: "phase-labels", For: phasePods, Workers: 2,
+		ReconcileObject: func(ctx context.Context, pod *phasePod) (controller.Result, error) {
+			if pod.Labels[phaseLabel] == pod.Status.Phase {
+				return controller.Result{}, nil
 			}
 			patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
 				"labels": map[string]string{phaseLabel: pod.Status.Phase}}})
-			_, err = writes.Patch(ctx, key.Namespace, key.Name, client.MergePatch, patch, client.PatchOptions{})
+			_, err := writes.Patch(ctx, pod.Namespace, pod.Name, client.MergePatch, patch, client.PatchOptions{})
 			return controller.Result{}, err
 		}})
 	return err
@@ -63,19 +58,14 @@ func TestPhaseLabelsConvergeAfterCutWatch(t *testing.T) {
 	// middle of the third, as a broken connection would.
 	cut := srv.CutWatch(kwatchtest.FaultOptions{Resource: "pods", AfterEvents: 2})
 
-	c, err := kube.NewClient(srv.Config())
+	mgr, err := controller.NewManager(srv.Client(), controller.ManagerOptions{})
 	require.NoError(t, err)
-	mgr, err := controller.NewManager(c, controller.ManagerOptions{})
-	require.NoError(t, err)
-	require.NoError(t, setupPhaseLabels(mgr))
-	ctx, cancel := context.WithCancel(t.Context())
-	ran := make(chan error, 1)
-	go func() { ran <- mgr.Run(ctx) }()
-	defer func() { cancel(); require.NoError(t, <-ran) }()
+	require.NoError(t, setupPhaseLabels(mgr)) // controller.New with For: the pods; ReconcileObject patches the label
+	kwatchtest.Run(t, mgr.Run)
 
-	waitCtx, waitCancel := context.WithTimeout(ctx, time.Minute)
-	defer waitCancel()
-	require.NoError(t, cut.Wait(waitCtx), "the watch was never cut")
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	require.NoError(t, cut.Wait(ctx), "the watch was never cut")
 
 	// Changes after the cut reach the controller only if its informer resumed.
 	for _, name := range []string{"web-1", "web-3"} {

@@ -34,7 +34,7 @@ kind: Deployment
 metadata: {namespace: demo, name: web}
 spec: {replicas: 3}
 `)
-	c, _ := kube.NewClient(srv.Config())
+	c := srv.Client()
 	cms := client.For(c, kube.Typed[*configMap](kube.Resource{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true}), client.Options{})
 	cm, err := cms.Get(context.Background(), "demo", "settings", client.GetOptions{})
 	if err != nil {
@@ -55,7 +55,7 @@ func ExampleServer_CutWatch() {
 	srv, _ := kwatchtest.Serve(context.Background(), kwatchtest.Options{})
 	defer srv.Close()
 	_, _ = srv.LoadPods(10, 2)
-	c, _ := kube.NewClient(srv.Config())
+	c := srv.Client()
 	pods, _ := informer.New(informer.Options[*metav1.PartialObjectMetadata]{
 		Client: c, Resource: kube.Pods, MetadataOnly: true, Logger: slog.New(slog.DiscardHandler)})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -21,10 +21,7 @@ func Example() {
 	}
 	defer srv.Close()
 
-	c, err := kube.NewClient(srv.Config())
-	if err != nil {
-		panic(err)
-	}
+	c := srv.Client()
 	e, err := leader.New(leader.Config{Client: c, Namespace: "demo", Name: "my-controller",
 		Identity: "replica-a", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/kwatchtest"
 	"github.com/kwatch/kwatch/shard"
 )
@@ -20,10 +19,7 @@ func Example() {
 	}
 	defer srv.Close()
 
-	c, err := kube.NewClient(srv.Config())
-	if err != nil {
-		panic(err)
-	}
+	c := srv.Client()
 	m, err := shard.New(shard.Config{Client: c, Namespace: "demo", Ring: "my-controller",
 		Identity: "replica-a", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

@@ -54,33 +54,22 @@ func runKubeconfig(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return run(ctx, cfg, out)
-}
-
-func run(ctx context.Context, cfg *kube.Config, out io.Writer) error {
 	c, err := kube.NewClient(cfg)
 	if err != nil {
 		return err
 	}
+	return run(ctx, c, out)
+}
+
+func run(ctx context.Context, c *kube.Client, out io.Writer) error {
 	mgr, err := controller.NewManager(c, controller.ManagerOptions{})
 	if err != nil {
 		return err
 	}
-	pods, err := controller.Cache(mgr, Pods)
-	if err != nil {
-		return err
-	}
 	_, err = controller.New(mgr, controller.Config[*Pod]{Name: "pods", For: Pods, Workers: 4,
-		Reconcile: func(ctx context.Context, key controller.Key) (controller.Result, error) {
-			pod, ok, err := pods.Get(ctx, key)
-			if err != nil {
-				return controller.Result{}, err
-			}
-			if !ok {
-				fmt.Fprintln(out, "gone:", key)
-				return controller.Result{}, nil
-			}
-			fmt.Fprintln(out, key, pod.Status.Phase)
+		// Each pod from the shared cache, a copy; a deleted pod is not passed.
+		ReconcileObject: func(ctx context.Context, pod *Pod) (controller.Result, error) {
+			fmt.Fprintln(out, controller.KeyOf(pod), pod.Status.Phase)
 			return controller.Result{}, nil
 		}})
 	if err != nil {
@@ -111,7 +100,7 @@ func runSim(ctx context.Context, churn kwatchtest.ChurnOptions, out io.Writer) e
 		}
 		churned <- err
 	}()
-	err = run(ctx, srv.Config(), out)
+	err = run(ctx, srv.Client(), out)
 	cancel()
 	return errors.Join(err, <-churned, srv.Close())
 }

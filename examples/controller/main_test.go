@@ -58,7 +58,7 @@ func TestExampleControllerRuns(t *testing.T) {
 		}
 		return true
 	}}
-	require.NoError(t, run(ctx, srv.Config(), out))
+	require.NoError(t, run(ctx, srv.Client(), out))
 	for _, w := range want {
 		require.Contains(t, out.String(), w)
 	}
@@ -73,6 +73,6 @@ func TestExampleControllerSim(t *testing.T) {
 	out := &untilWriter{stop: cancel, done: func(out string) bool { return seen(out, "ns-000") && seen(out, "ns-001") }}
 	require.NoError(t, runSim(ctx, kwatchtest.ChurnOptions{Pods: 4, Namespaces: 2, Rate: 50}, out))
 	for line := range strings.Lines(out.String()) {
-		require.Regexp(t, `^(ns-00[01]/\S+ \w+|gone: ns-00[01]/\S+)\n$`, line)
+		require.Regexp(t, `^ns-00[01]/\S+ \w+\n$`, line)
 	}
 }

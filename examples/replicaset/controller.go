@@ -5,7 +5,8 @@
 // readyReplicas, availableReplicas and observedGeneration through the
 // status subresource, records SuccessfulCreate and SuccessfulDelete
 // Events as the real controller does, and, standing in for kube-controller-manager's
-// garbage collector, deletes the pods of a ReplicaSet that is gone.
+// garbage collector, deletes the pods of a ReplicaSet that is gone (so it
+// reconciles keys, Config.Reconcile: ReconcileObject skips a gone object).
 //
 // Template changes apply to pods created afterwards, as with the real
 // ReplicaSet controller; existing pods are left alone.
@@ -122,17 +123,17 @@ func (r *reconciler) scale(ctx context.Context, key controller.Key, rs *ReplicaS
 			p, err = r.podClient.Create(ctx, p, client.CreateOptions{})
 		}
 		if err != nil {
-			r.events.Eventf(events.Ref(kube.ReplicaSets, rs), events.TypeWarning, "FailedCreate", "Error creating: %v", err)
+			r.events.Eventf(events.Ref(ReplicaSets, rs), events.TypeWarning, "FailedCreate", "Error creating: %v", err)
 			return fmt.Errorf("creating a pod for %s: %w", key, err)
 		}
-		r.events.Eventf(events.Ref(kube.ReplicaSets, rs), events.TypeNormal, "SuccessfulCreate", "Created pod: %s", p.Name)
+		r.events.Eventf(events.Ref(ReplicaSets, rs), events.TypeNormal, "SuccessfulCreate", "Created pod: %s", p.Name)
 	}
 	for _, p := range owned[min(want, len(owned)):] {
 		err := r.podClient.Delete(ctx, p.Namespace, p.Name, client.DeleteOptions{Preconditions: client.Preconditions{UID: string(p.UID)}})
 		if err != nil && !kube.IsNotFound(err) {
 			return fmt.Errorf("deleting pod %s: %w", p.Name, err)
 		}
-		r.events.Eventf(events.Ref(kube.ReplicaSets, rs), events.TypeNormal, "SuccessfulDelete", "Deleted pod: %s", p.Name)
+		r.events.Eventf(events.Ref(ReplicaSets, rs), events.TypeNormal, "SuccessfulDelete", "Deleted pod: %s", p.Name)
 	}
 	return nil
 }
@@ -143,7 +144,7 @@ func newPod(rs *ReplicaSet) (*Pod, error) {
 		Namespace: rs.Namespace, GenerateName: rs.Name + "-",
 		Labels: rs.Spec.Template.Metadata.Labels, Annotations: rs.Spec.Template.Metadata.Annotations,
 	}, Spec: rs.Spec.Template.Spec}
-	return p, controller.SetControllerReference(rs, p, kube.ReplicaSets)
+	return p, controller.SetControllerReference(ReplicaSets, rs, p)
 }
 
 // writeStatus patches the status subresource when it changed.

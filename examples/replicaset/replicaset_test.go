@@ -1,12 +1,9 @@
 package replicaset_test
 
 import (
-	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"slices"
-	"sort"
 	"testing"
 	"time"
 
@@ -15,10 +12,9 @@ import (
 
 	"github.com/kwatch/kwatch/client"
 	"github.com/kwatch/kwatch/controller"
+	"github.com/kwatch/kwatch/events"
 	"github.com/kwatch/kwatch/examples/replicaset"
-	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/kwatchtest"
-	"github.com/kwatch/kwatch/watch"
 )
 
 const (
@@ -35,14 +31,14 @@ func newRS(name string, replicas int32, image string) *replicaset.ReplicaSet {
 	return rs
 }
 
-// podsOf lists rs's pods from the server (not a cache): their images, sorted.
-func podsOf(t *testing.T, pods *client.Client[*replicaset.Pod], name string) []string {
+// podsOf reads the pods of ReplicaSet demo/name from the server (not a
+// cache) and returns their names and their images, sorted.
+func podsOf(t *testing.T, srv *kwatchtest.Server, name string) (names, images []string) {
 	t.Helper()
-	page, err := pods.List(context.Background(), kube.Scope{Namespace: "demo", LabelSelector: "app=" + name}, watch.ListOptions{})
+	pods, err := kwatchtest.ListInto[replicaset.Pod](srv, "pods", "demo")
 	require.NoError(t, err)
-	var images []string
-	for _, p := range page.Items {
-		if p.DeletionTimestamp != nil {
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil || p.Labels["app"] != name {
 			continue
 		}
 		var spec struct {
@@ -51,73 +47,53 @@ func podsOf(t *testing.T, pods *client.Client[*replicaset.Pod], name string) []s
 			} `json:"containers"`
 		}
 		require.NoError(t, json.Unmarshal(p.Spec, &spec))
-		images = append(images, spec.Containers[0].Image)
+		names, images = append(names, p.Name), append(images, spec.Containers[0].Image)
 	}
-	sort.Strings(images)
-	return images
-}
-
-func images(image string, n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = image
-	}
-	return out
+	slices.Sort(images)
+	return names, images
 }
 
 func TestReplicaSetController(t *testing.T) {
 	srv := kwatchtest.Start(t, kwatchtest.Options{})
 	srv.MustApply(`{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "demo"}}`)
-	c, err := kube.NewClient(srv.Config())
-	require.NoError(t, err)
-	mgr, err := controller.NewManager(c, controller.ManagerOptions{Namespace: "demo",
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	mgr, err := controller.NewManager(srv.Client(), controller.ManagerOptions{Namespace: "demo", Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	require.NoError(t, replicaset.Setup(mgr, 2))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Run(ctx) }()
-	defer func() {
-		cancel()
-		require.NoError(t, <-done)
-	}()
+	kwatchtest.Run(t, mgr.Run)
 
-	// The test's own reads poll the server: a client of their own, without
-	// a rate limit, so they never wait behind the controller's requests.
-	cfg := srv.Config()
-	cfg.QPS = -1
-	tc, err := kube.NewClient(cfg)
-	require.NoError(t, err)
-	rss := client.For(tc, replicaset.ReplicaSets, client.Options{})
-	pods := client.For(tc, replicaset.Pods, client.Options{})
+	// The test writes through a client of its own and reads the server's
+	// state in process, so it never waits behind the controller's requests.
+	ctx, c := t.Context(), srv.Client()
+	rss := client.For(c, replicaset.ReplicaSets, client.Options{})
+	pods := client.For(c, replicaset.Pods, client.Options{})
 	_, err = rss.Create(ctx, newRS("web", 3, "nginx:1"), client.CreateOptions{})
 	require.NoError(t, err)
 	converges := func(want []string, what string) {
 		t.Helper()
-		require.Eventually(t, func() bool { return slices.Equal(podsOf(t, pods, "web"), want) }, waitLong, tick,
-			"%s: pods %v, want %v", what, podsOf(t, pods, "web"), want)
+		require.Eventually(t, func() bool {
+			_, images := podsOf(t, srv, "web")
+			return slices.Equal(images, want)
+		}, waitLong, tick, "%s: want pods of %v", what, want)
 	}
-	converges(images("nginx:1", 3), "created")
-	require.Eventually(t, func() bool {
-		rs, err := rss.Get(ctx, "demo", "web", client.GetOptions{})
-		return err == nil && rs.Status.Replicas == 3 && rs.Status.ObservedGeneration == rs.Generation
-	}, waitLong, tick, "status follows")
-
-	type event struct {
-		metav1.ObjectMeta `json:"metadata"`
-		Reason            string `json:"reason"`
-		Message           string `json:"message"`
-		InvolvedObject    struct {
-			Kind string `json:"kind"`
-			Name string `json:"name"`
-		} `json:"involvedObject"`
+	// observed waits until the status reports the current generation and
+	// cond holds.
+	observed := func(what string, cond func(rs replicaset.ReplicaSet) bool) {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			obj, err := srv.Get("replicasets.apps", "demo", "web")
+			require.NoError(t, err)
+			var rs replicaset.ReplicaSet
+			require.NoError(t, obj.Into(&rs))
+			return rs.Status.ObservedGeneration == rs.Generation && cond(rs)
+		}, waitLong, tick, what)
 	}
-	evs := client.For(tc, kube.Typed[*event](kube.Events), client.Options{})
+	converges(slices.Repeat([]string{"nginx:1"}, 3), "created")
+	observed("status follows", func(rs replicaset.ReplicaSet) bool { return rs.Status.Replicas == 3 })
 	require.Eventually(t, func() bool {
-		page, err := evs.List(ctx, kube.Scope{Namespace: "demo"}, watch.ListOptions{})
+		evs, err := kwatchtest.ListInto[events.Event](srv, "events", "demo")
 		require.NoError(t, err)
 		n := 0
-		for _, e := range page.Items {
+		for _, e := range evs {
 			if e.Reason == "SuccessfulCreate" && e.InvolvedObject.Kind == "ReplicaSet" && e.InvolvedObject.Name == "web" {
 				n++
 			}
@@ -127,25 +103,21 @@ func TestReplicaSetController(t *testing.T) {
 
 	_, err = rss.SetScale(ctx, "demo", "web", 5, client.WriteOptions{})
 	require.NoError(t, err)
-	converges(images("nginx:1", 5), "scaled up")
+	converges(slices.Repeat([]string{"nginx:1"}, 5), "scaled up")
 	_, err = rss.SetScale(ctx, "demo", "web", 1, client.WriteOptions{})
 	require.NoError(t, err)
-	converges(images("nginx:1", 1), "scaled down")
+	converges([]string{"nginx:1"}, "scaled down")
 
 	_, err = rss.Patch(ctx, "demo", "web", client.MergePatch,
 		[]byte(`{"spec":{"template":{"spec":{"containers":[{"name":"main","image":"nginx:2"}]}}}}`), client.PatchOptions{})
 	require.NoError(t, err)
 	// The controller has seen the new template once it reports its
 	// generation; a pod deleted before that may be replaced from the old one.
-	require.Eventually(t, func() bool {
-		rs, err := rss.Get(ctx, "demo", "web", client.GetOptions{})
-		return err == nil && rs.Generation > 1 && rs.Status.ObservedGeneration == rs.Generation
-	}, waitLong, tick, "the controller saw the template change")
-	page, err := pods.List(ctx, kube.Scope{Namespace: "demo", LabelSelector: "app=web"}, watch.ListOptions{})
-	require.NoError(t, err)
-	require.Len(t, page.Items, 1)
-	require.NoError(t, pods.Delete(ctx, "demo", page.Items[0].Name, client.DeleteOptions{}))
-	converges(images("nginx:2", 1), "a deleted pod is replaced from the new template")
+	observed("the controller saw the template change", func(rs replicaset.ReplicaSet) bool { return rs.Generation > 1 })
+	names, _ := podsOf(t, srv, "web")
+	require.Len(t, names, 1)
+	require.NoError(t, pods.Delete(ctx, "demo", names[0], client.DeleteOptions{}))
+	converges([]string{"nginx:2"}, "a deleted pod is replaced from the new template")
 
 	require.NoError(t, rss.Delete(ctx, "demo", "web", client.DeleteOptions{}))
 	converges(nil, "the ReplicaSet's pods go with it")

@@ -23,8 +23,7 @@ import (
 func start(t *testing.T) *kube.Client {
 	t.Helper()
 	srv := kwatchtest.Start(t, kwatchtest.Options{})
-	c, err := kube.NewClient(srv.Config())
-	require.NoError(t, err)
+	c := srv.Client()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	ctx := context.Background()
@@ -36,13 +35,7 @@ func start(t *testing.T) *kube.Client {
 	require.NoError(t, widgets.Setup(wh))
 	mgr, err := controller.NewManager(c, controller.ManagerOptions{Webhook: wh})
 	require.NoError(t, err)
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- mgr.Run(runCtx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
+	kwatchtest.Run(t, mgr.Run)
 	<-wh.Ready()
 	return c
 }

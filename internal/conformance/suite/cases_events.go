@@ -53,7 +53,7 @@ func testEventsRecorder(t T, e *Env) {
 	cm, err := cms.Create(e.Ctx, newConfigMap(e.NS, "subject", nil), client.CreateOptions{})
 	require.NoError(t, err)
 	rec := recorderFor(t, e, events.Options{Component: "kwatch-conformance", Instance: "conformance-0"})
-	ref := events.Ref(configMapsRes, cm)
+	ref := events.Ref(kube.Typed[*corev1.ConfigMap](configMapsRes), cm)
 
 	start := time.Now().Truncate(time.Second)
 	rec.Event(ref, events.TypeNormal, "Synced", "synced the subject")
