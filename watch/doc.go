@@ -46,7 +46,7 @@
 //     options say (resourceVersion, pages, form), with idle deadlines when asked for
 //     (ListOptions and WatchOptions.IdleTimeout; none by default) so a silent
 //     server cannot hang a caller. A watch lasts as long as the server keeps
-//     it open; kube.Config.Timeout does not bound it. Errors are
+//     it open; kube.Config.HTTP.Timeout does not bound it. Errors are
 //     *kube.StatusError inside a *kube.OpError, never retried here: the
 //     caller's policy decides (the informer's backoff).
 //   - A Decoder that frames and decodes a watch stream incrementally, whatever
@@ -64,7 +64,7 @@
 //     keeps them. Field names are matched case-sensitively and as written,
 //     without unescaping (see json.go).
 //   - Protobuf for object types with a generated Unmarshal (every k8s.io/api
-//     type; see ProtobufObject and Config.ContentType), decoded by the
+//     type; see ProtobufObject and Config.Encoding.ContentType), decoded by the
 //     package itself around the object's own Unmarshal, lists item by item,
 //     with JSON as the fallback the server may choose. An object of a
 //     recursive type (a CRD, through JSONSchemaProps) nested deeper than

@@ -85,7 +85,7 @@ func TestReplicaSetController(t *testing.T) {
 	// The test's own reads poll the server: a client of their own, without
 	// a rate limit, so they never wait behind the controller's requests.
 	cfg := srv.Config()
-	cfg.QPS = -1
+	cfg.RateLimit.QPS = -1
 	tc, err := kube.NewClient(cfg)
 	require.NoError(t, err)
 	rss := client.For(tc, replicaset.ReplicaSets, client.Options{})

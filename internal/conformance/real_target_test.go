@@ -49,7 +49,7 @@ func (r *realTarget) StorageConfig() *kube.Config {
 }
 
 func (r *realTarget) config(host, token string) *kube.Config {
-	return &kube.Config{Host: host, BearerToken: token, TLS: kube.TLSConfig{CAData: r.cl.PKI.CAPEM}}
+	return &kube.Config{Host: host, Auth: kube.AuthConfig{BearerToken: token}, TLS: kube.TLSConfig{CAData: r.cl.PKI.CAPEM}}
 }
 
 // expireLimit bounds the wait for compaction: two compaction intervals

@@ -48,7 +48,7 @@ type kwatchEngine[T watch.Object] struct {
 
 func newKwatch[T watch.Object](cfg Config, p *probe, metaOnly bool, contentType string) (informerEngine, error) {
 	ct, noIntern := strings.CutSuffix(contentType, ";nointern")
-	c, err := kube.NewClient(&kube.Config{Host: cfg.Host, ContentType: ct, NoProtobufIntern: noIntern})
+	c, err := kube.NewClient(&kube.Config{Host: cfg.Host, Encoding: kube.EncodingConfig{ContentType: ct, NoProtobufIntern: noIntern}})
 	if err != nil {
 		return nil, fmt.Errorf("kwatch client: %w", err)
 	}
