@@ -56,6 +56,11 @@ var configFields = map[string][2]string{
 	"Auth.Exec.APIVersion": {"", "users[].user.exec.apiVersion"},
 }
 
+// userFieldNames spell the Auth fields as a kubeconfig user does; the
+// longer name first, as a Replacer tries them in order.
+var userFieldNames = strings.NewReplacer("Auth.BearerTokenFile", "tokenFile", "Auth.BearerToken", "token",
+	"Auth.Username", "username", "Auth.Password", "password", "Auth.Exec", "exec")
+
 // explainConfig rewrites an error of kube.NewClient: the flag when the
 // command line set the value, else the kubeconfig field.
 func explainConfig(err error, c connFlags) error {
@@ -68,6 +73,9 @@ func explainConfig(err error, c connFlags) error {
 		what := names[1] + " in the kubeconfig"
 		if names[0] != "" && flagSets(c, ce.Field) {
 			what = names[0]
+		}
+		if ce.Field == "Auth" { // the kinds of credential set, by their Go paths
+			return fmt.Errorf("%s: %s", what, userFieldNames.Replace(ce.Err.Error()))
 		}
 		return fmt.Errorf("%s: %w", what, ce.Err)
 	}
