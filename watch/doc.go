@@ -32,8 +32,9 @@
 //     get's header, AcceptTable) the server prints: a list is a Table whose
 //     rows hold cells and, by default, each object's PartialObjectMetadata;
 //     a watch event's object is a one-row Table, column definitions on the
-//     first event only, a BOOKMARK's too. ListOptions.Table and
-//     WatchOptions.Table ask for it; DecodeList hands each row to T as such a
+//     first event only, a BOOKMARK's too. Form FormTable (or
+//     FormTableObject, rows with whole objects) in ListOptions and
+//     WatchOptions asks for it; DecodeList hands each row to T as such a
 //     one-row Table, so one T decodes lists and watches alike.
 //
 // The connection (config, credentials, transport, rate limit, status

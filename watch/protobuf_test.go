@@ -276,7 +276,7 @@ func TestContentTypeOnlyAsksProtobufWhenItCanDecodeIt(t *testing.T) {
 	require.NoError(t, err)
 	_, err = List[*testPod](ctx, proto, kube.Pods, kube.Scope{}, ListOptions{}) // cannot decode protobuf
 	require.NoError(t, err)
-	_, err = List[*protoPod](ctx, proto, kube.Pods, kube.Scope{}, ListOptions{MetadataOnly: true})
+	_, err = List[*protoPod](ctx, proto, kube.Pods, kube.Scope{}, ListOptions{Form: FormMetadata})
 	require.NoError(t, err)
 	require.Equal(t, []string{acceptJSON, acceptJSON, acceptMetaList}, accepts)
 
@@ -362,8 +362,8 @@ func TestChooseEncoding(t *testing.T) {
 		{"default", proto, asked{}, acceptProtobuf, true},
 		{"json client", jsonOnly, asked{}, acceptJSON, false},
 		{"json asked", proto, asked{json: true}, acceptJSON, false},
-		{"metadata", proto, asked{metadataOnly: true, json: true}, acceptMetaList, false},
-		{"table", proto, asked{table: true, metadataOnly: true, json: true}, AcceptTable, false},
+		{"metadata", proto, asked{form: FormMetadata, json: true}, acceptMetaList, false},
+		{"table", proto, asked{form: FormTable, json: true}, AcceptTable, false},
 	}
 	for _, tc := range tests {
 		got := chooseEncoding[*protoPod](tc.c, tc.a, acceptMetaList)

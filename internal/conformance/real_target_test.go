@@ -67,7 +67,7 @@ func (r *realTarget) Expire(ctx context.Context, rv string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, expireLimit)
 	defer cancel()
-	opts := watch.ListOptions{ResourceVersion: rv, ResourceVersionMatch: watch.MatchExact, Limit: 1, MetadataOnly: true}
+	opts := watch.ListOptions{ResourceVersion: rv, ResourceVersionMatch: watch.MatchExact, Limit: 1, Form: watch.FormMetadata}
 	for _, c := range []*kube.Client{r.nocache, r.cached} {
 		for {
 			_, err := watch.List[*metav1.PartialObjectMetadata](ctx, c, kube.Pods, kube.Scope{}, opts)

@@ -53,11 +53,13 @@ func newKwatch[T watch.Object](cfg Config, p *probe, metaOnly bool, contentType 
 		return nil, fmt.Errorf("kwatch client: %w", err)
 	}
 	opts := informer.Options[T]{
-		Client:       c,
-		Resource:     kube.Pods,
-		MetadataOnly: metaOnly,
-		Logger:       slog.New(slog.NewTextHandler(logSink(), &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Tuning:       informer.Tuning{PageSize: cfg.PageSize, Decoder: watch.DecoderOptions{Parallelism: cfg.Parallelism}},
+		Client:   c,
+		Resource: kube.Pods,
+		Logger:   slog.New(slog.NewTextHandler(logSink(), &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Tuning:   informer.Tuning{PageSize: cfg.PageSize, Decoder: watch.DecoderOptions{Parallelism: cfg.Parallelism}},
+	}
+	if metaOnly {
+		opts.Form = watch.FormMetadata
 	}
 	switch cfg.ListMode {
 	case "", "auto":
