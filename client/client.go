@@ -40,8 +40,8 @@ type Options struct {
 type Encoding int
 
 const (
-	// Auto follows the kube.Config's ContentType: protobuf when T has a
-	// generated Marshal and Unmarshal (every k8s.io/api type), as
+	// Auto follows the kube.Config's Encoding.ContentType: protobuf when T
+	// has a generated Marshal and Unmarshal (every k8s.io/api type), as
 	// client-go's typed clients do, unless the config asks for JSON. For
 	// other types, and for patches and applies, JSON.
 	Auto Encoding = iota

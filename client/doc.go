@@ -52,10 +52,10 @@
 // By default (Options.Encoding Auto) a T with a generated Marshal (every
 // k8s.io/api type) has its creates and updates sent in protobuf, and a T
 // with a generated Unmarshal asks for protobuf answers, as client-go's
-// typed clients do, unless the kube.Config's ContentType is JSON. Measured
-// against the simulator (internal/bench/results/writes.md), protobuf
-// bodies cost kwatch's client 0.52-0.69x the allocations of JSON ones and
-// 0.86-0.96x the CPU for pods. Patches and applies are JSON (or YAML) by
+// typed clients do, unless the kube.Config's Encoding.ContentType is JSON.
+// Measured against the simulator (internal/bench/results/writes.md),
+// protobuf bodies cost kwatch's client 0.52-0.69x the allocations of JSON
+// ones and 0.86-0.96x the CPU for pods. Patches and applies are JSON (or YAML) by
 // definition; the server answers custom resources in JSON whatever is
 // asked, and the client decodes either. Encoding JSON or Protobuf forces
 // one.

@@ -19,8 +19,8 @@ var enc = jsoniter.ConfigCompatibleWithStandardLibrary
 
 // ProtobufMarshaler is an object type with a generated protobuf Marshal,
 // as every k8s.io/api type has. Such objects are sent in protobuf unless
-// the Client's Options.Encoding, or its kube.Config's ContentType, says
-// JSON.
+// the Client's Options.Encoding, or its kube.Config's Encoding.ContentType,
+// says JSON.
 type ProtobufMarshaler interface {
 	Marshal() ([]byte, error)
 }

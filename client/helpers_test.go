@@ -131,7 +131,7 @@ func cannedClient(t *testing.T, cfg kube.Config, answers ...cannedAnswer) (*kube
 	t.Helper()
 	tr := &canned{answers: answers}
 	cfg.Host = "http://127.0.0.1:1"
-	cfg.Transport = tr
+	cfg.HTTP.Transport = tr
 	c, err := kube.NewClient(&cfg)
 	require.NoError(t, err)
 	return c, tr

@@ -35,7 +35,7 @@ func TestWritesOfUnknownOutcomeAreRecorded(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { tt.answer(w) }))
 			t.Cleanup(srv.Close)
-			base, err := kube.NewClient(&kube.Config{Host: srv.URL, QPS: -1})
+			base, err := kube.NewClient(&kube.Config{Host: srv.URL, RateLimit: kube.RateLimitConfig{QPS: -1}})
 			require.NoError(t, err)
 			var told []kube.Written
 			c := base.WithWriteRecorder(func(_ context.Context, w kube.Written) { told = append(told, w) })

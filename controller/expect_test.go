@@ -102,7 +102,7 @@ func serveLagging(t *testing.T, srv *sim.Server, lag *atomic.Int64) *kube.Client
 		_ = hs.Close()
 		<-done
 	})
-	c, err := kube.NewClient(&kube.Config{Host: "http://api:80", Transport: tr, QPS: -1})
+	c, err := kube.NewClient(&kube.Config{Host: "http://api:80", HTTP: kube.HTTPConfig{Transport: tr}, RateLimit: kube.RateLimitConfig{QPS: -1}})
 	require.NoError(t, err)
 	return c
 }

@@ -72,7 +72,7 @@ func newLateServer(t *testing.T, srv *sim.Server, answer504 bool, after time.Dur
 	go func() { _ = hs.Serve(ln); close(done) }()
 	tr := mn.Transport()
 	t.Cleanup(func() { tr.CloseIdleConnections(); _ = hs.Close(); <-done })
-	ls.c, err = kube.NewClient(&kube.Config{Host: "http://api:80", Transport: tr, QPS: -1})
+	ls.c, err = kube.NewClient(&kube.Config{Host: "http://api:80", HTTP: kube.HTTPConfig{Transport: tr}, RateLimit: kube.RateLimitConfig{QPS: -1}})
 	require.NoError(t, err)
 	return ls
 }

@@ -49,7 +49,7 @@ func TestReviewUncertainCreate(t *testing.T) {
 		go func() { _ = hs.Serve(ln); close(done) }()
 		tr := mn.Transport()
 		t.Cleanup(func() { tr.CloseIdleConnections(); _ = hs.Close(); <-done })
-		c, err := kube.NewClient(&kube.Config{Host: "http://api:80", Transport: tr, QPS: -1})
+		c, err := kube.NewClient(&kube.Config{Host: "http://api:80", HTTP: kube.HTTPConfig{Transport: tr}, RateLimit: kube.RateLimitConfig{QPS: -1}})
 		require.NoError(t, err)
 		rs := runReplicaSet(t, c, controller.ManagerOptions{})
 		scaleTo(t, srv, 1)

@@ -228,7 +228,7 @@ func (c *fenceCluster) connect(id string) (*kube.Client, *fenceLink, *proxied) {
 	l.serve()
 	tr := l.net.Transport()
 	p := &proxied{base: tr, link: l}
-	kc, err := kube.NewClient(&kube.Config{Host: "http://" + l.addr, Transport: p})
+	kc, err := kube.NewClient(&kube.Config{Host: "http://" + l.addr, HTTP: kube.HTTPConfig{Transport: p}})
 	require.NoError(t, err)
 	t.Cleanup(tr.CloseIdleConnections)
 	return kc, l, p

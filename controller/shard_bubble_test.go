@@ -193,7 +193,7 @@ func (b *bubble) connect(name string, r *bubbleReplica, qps float32) *kube.Clien
 		_ = hs.Close()
 		<-served
 	})
-	kc, err := kube.NewClient(&kube.Config{Host: "http://" + name + ":80", Transport: tr, QPS: qps})
+	kc, err := kube.NewClient(&kube.Config{Host: "http://" + name + ":80", HTTP: kube.HTTPConfig{Transport: tr}, RateLimit: kube.RateLimitConfig{QPS: qps}})
 	require.NoError(t, err)
 	return kc
 }

@@ -92,7 +92,7 @@ func memClient(t *testing.T, srv *sim.Server, name string, seen func(*http.Reque
 		_ = hs.Close()
 		<-served
 	})
-	kc, err := kube.NewClient(&kube.Config{Host: "http://" + name + ":80", Transport: tr})
+	kc, err := kube.NewClient(&kube.Config{Host: "http://" + name + ":80", HTTP: kube.HTTPConfig{Transport: tr}})
 	require.NoError(t, err)
 	return kc
 }

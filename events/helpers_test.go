@@ -42,7 +42,7 @@ func newEnv(t *testing.T, opts Options) *env {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
 	tr := n.Transport()
-	c, err := kube.NewClient(&kube.Config{Host: "http://sim:80", Transport: tr})
+	c, err := kube.NewClient(&kube.Config{Host: "http://sim:80", HTTP: kube.HTTPConfig{Transport: tr}})
 	require.NoError(t, err)
 	opts.Client = c
 	rec, err := New(opts)

@@ -204,7 +204,7 @@ func TestFailedWritesAreCountedAndForgotten(t *testing.T) {
 		e := newEnv(t, Options{})
 		tr := e.net.Transport()
 		defer tr.CloseIdleConnections()
-		c, err := kube.NewClient(&kube.Config{Host: "http://nowhere:80", Transport: tr}) // nothing listens there
+		c, err := kube.NewClient(&kube.Config{Host: "http://nowhere:80", HTTP: kube.HTTPConfig{Transport: tr}}) // nothing listens there
 		require.NoError(t, err)
 		rec, err := New(Options{Client: c, Logger: slog.New(slog.DiscardHandler)})
 		require.NoError(t, err)

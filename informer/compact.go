@@ -96,8 +96,8 @@ func newCompact[T watch.Object](opts Options[T]) (*compactSide[T], error) {
 	switch {
 	case opts.Transform != nil:
 		return nil, errors.New("informer: Transform needs Store: StoreTyped (it works on decoded objects)")
-	case opts.Table:
-		return nil, errors.New("informer: Table needs Store: StoreTyped")
+	case opts.Form.IsTable():
+		return nil, fmt.Errorf("informer: Form %v needs Store: StoreTyped", opts.Form)
 	}
 	c := &compactSide[T]{codec: watch.NewRawCodec[T](), cache: newDecodeCache[T](opts.DecodeCache), key: opts.Key}
 	// The inner informer of Raw is typed (its objects are the encoded
@@ -106,7 +106,7 @@ func newCompact[T watch.Object](opts Options[T]) (*compactSide[T], error) {
 	tuning.Store, tuning.DecodeCache = StoreDefault, 0
 	rawOpts := Options[*watch.Raw]{
 		Client: opts.Client, Resource: opts.Resource, Scope: opts.Scope,
-		MetadataOnly: opts.MetadataOnly, Tuning: tuning, Logger: opts.Logger,
+		Form: opts.Form, Tuning: tuning, Logger: opts.Logger,
 		jsonOnly:  !watch.DecodesProtobuf[T](),
 		Transform: rawTransform(opts.DropManagedFields),
 		Indexers:  make(map[string]store.IndexFunc[*watch.Raw]),
@@ -183,7 +183,7 @@ func snapshotEncoding(o Options[*watch.Raw]) string {
 	if o.jsonOnly || o.Client.ContentType() == kube.ContentTypeJSON {
 		enc = "json"
 	}
-	if o.MetadataOnly {
+	if o.Form == watch.FormMetadata {
 		enc += "+metadata"
 	}
 	if o.Transform != nil {

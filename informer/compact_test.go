@@ -174,7 +174,7 @@ func TestCompactRefusesWhatNeedsDecodedObjects(t *testing.T) {
 	_, err := New(opts)
 	require.ErrorContains(t, err, "Transform needs Store: StoreTyped")
 	opts = compactOptions(t, "http://127.0.0.1:1", ListPaged)
-	opts.Table = true
+	opts.Form = watch.FormTable
 	_, err = New(opts)
 	require.ErrorContains(t, err, "Table needs Store: StoreTyped")
 	opts = fastOptions("http://127.0.0.1:1", t, ListPaged)

@@ -202,10 +202,10 @@ func TestDefaultsAreCompact(t *testing.T) {
 		want StoreMode
 	}{
 		"transform": {Options[*testPod]{Transform: func(p *testPod) (*testPod, error) { return p, nil }}, StoreTyped},
-		"table":     {Options[*testPod]{Table: true}, StoreTyped},
+		"table":     {Options[*testPod]{Form: watch.FormTable}, StoreTyped},
 		"typed":     {Options[*testPod]{Tuning: Tuning{Store: StoreTyped}}, StoreTyped},
 		"compact":   {Options[*testPod]{Tuning: Tuning{Store: StoreCompact}}, StoreCompact},
-		"metadata":  {Options[*testPod]{MetadataOnly: true}, StoreCompact},
+		"metadata":  {Options[*testPod]{Form: watch.FormMetadata}, StoreCompact},
 		"drop-mf":   {Options[*testPod]{DropManagedFields: true}, StoreCompact},
 	} {
 		tc.opts.Client, tc.opts.Resource = c, kube.Pods

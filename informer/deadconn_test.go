@@ -86,7 +86,7 @@ func TestDeadConnectionIsDetectedOverHTTP2(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-done })
 
 	cfg := &kube.Config{Host: "https://" + ln.Addr().String(),
-		ReadIdleTimeout: 500 * time.Millisecond, PingTimeout: 500 * time.Millisecond}
+		HTTP: kube.HTTPConfig{ReadIdleTimeout: 500 * time.Millisecond, PingTimeout: 500 * time.Millisecond}}
 	cfg.TLS.CAData = h.CACertPEM
 	c, err := kube.NewClient(cfg)
 	require.NoError(t, err)

@@ -60,8 +60,9 @@
 //     difference), through a buffer of HandlerOptions.Buffer changes; past
 //     it, changes coalesce until the handler catches up (OverflowCoalesce),
 //     and Registration.Merged counts what it never saw.
-//   - Options.Table lists and watches the server's printed Table (kubectl's
-//     columns) instead of objects; T decodes one row with its metadata.
+//   - Options.Form watch.FormTable lists and watches the server's printed
+//     Table (kubectl's columns) instead of objects; T decodes one row with
+//     its metadata (or, with FormTableObject, its whole object).
 //   - Readers get a store.View: only the informer writes to its cache.
 //   - Options.Store picks how the cache holds objects: as the server
 //     encoded them, decoded on read through a cache of decoded objects

@@ -10,6 +10,7 @@ import (
 	"github.com/kwatch/kwatch/informer"
 	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/kwatchtest"
+	"github.com/kwatch/kwatch/watch"
 )
 
 // An informer lists and watches pods; readers use its read-only Store.
@@ -28,7 +29,7 @@ func ExampleInformer() {
 
 	c := srv.Client()
 	pods, err := informer.New(informer.Options[*metav1.PartialObjectMetadata]{
-		Client: c, Resource: kube.Pods, MetadataOnly: true, Logger: slog.New(slog.DiscardHandler)})
+		Client: c, Resource: kube.Pods, Form: watch.FormMetadata, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		fmt.Println(err)
 		return

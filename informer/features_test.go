@@ -16,6 +16,7 @@ import (
 	"github.com/kwatch/kwatch/internal/rig/simkit"
 	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/store"
+	"github.com/kwatch/kwatch/watch"
 )
 
 func loadPods(t *testing.T, srv *sim.Server, n int) {
@@ -25,13 +26,22 @@ func loadPods(t *testing.T, srv *sim.Server, n int) {
 	}
 }
 
+// TestNewRefusesAnUnknownForm: a Form that is none of watch's constants
+// is an error from New, not a list that fails on every retry.
+func TestNewRefusesAnUnknownForm(t *testing.T) {
+	c, err := kube.NewClient(&kube.Config{Host: "http://127.0.0.1:1"})
+	require.NoError(t, err)
+	_, err = New(Options[*metav1.PartialObjectMetadata]{Client: c, Resource: kube.Pods, Form: watch.FormTableObject + 1})
+	require.ErrorContains(t, err, "Options.Form Form(4)")
+}
+
 func TestMetadataOnlyMode(t *testing.T) {
 	h := simkit.Start(t, sim.Options{})
 	loadPods(t, h.Server, 10)
 	c, err := kube.NewClient(&kube.Config{Host: h.URL})
 	require.NoError(t, err)
 	for _, mode := range []ListMode{ListPaged, ListAuto} {
-		inf, err := New(Options[*metav1.PartialObjectMetadata]{Client: c, Resource: kube.Pods, MetadataOnly: true, Logger: quietLogger(),
+		inf, err := New(Options[*metav1.PartialObjectMetadata]{Client: c, Resource: kube.Pods, Form: watch.FormMetadata, Logger: quietLogger(),
 			Tuning: Tuning{ListMode: mode},
 		})
 		require.NoError(t, err)

@@ -85,7 +85,7 @@ func TestCredentialsNeverLogged(t *testing.T) {
 	mu := &testutil.Buffer{}
 	logger := slog.New(slog.NewTextHandler(mu, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	for _, token := range []string{secret + "-wrong", secret} {
-		c, err := kube.NewClient(&kube.Config{Host: h.URL, BearerToken: token})
+		c, err := kube.NewClient(&kube.Config{Host: h.URL, Auth: kube.AuthConfig{BearerToken: token}})
 		require.NoError(t, err)
 		opts := simOptions(t, h.URL, ListAuto)
 		opts.Client, opts.Logger = c, logger

@@ -64,6 +64,9 @@ func New[T watch.Object](opts Options[T]) (*Informer[T], error) {
 	if opts.Resource.Resource == "" || opts.Resource.Version == "" {
 		return nil, errors.New("informer: Options.Resource needs at least Version and Resource")
 	}
+	if !opts.Form.Valid() {
+		return nil, fmt.Errorf("informer: Options.Form %v is not one of watch's Form constants", opts.Form)
+	}
 	opts.defaults()
 	if opts.Store == StoreCompact {
 		c, err := newCompact(opts)
@@ -76,10 +79,10 @@ func New[T watch.Object](opts Options[T]) (*Informer[T], error) {
 		return nil, fmt.Errorf("informer: unknown Options.Store %d", opts.Store)
 	}
 	if len(opts.RawIndexers) > 0 {
-		return nil, errors.New("informer: RawIndexers need the compact store (Store: StoreCompact, or StoreDefault without Transform or Table)")
+		return nil, errors.New("informer: RawIndexers need the compact store (Store: StoreCompact, or StoreDefault without Transform or a Table Form)")
 	}
 	if opts.Snapshot != nil {
-		return nil, errors.New("informer: Snapshot needs the compact store (Store: StoreCompact, or StoreDefault without Transform or Table)")
+		return nil, errors.New("informer: Snapshot needs the compact store (Store: StoreCompact, or StoreDefault without Transform or a Table Form)")
 	}
 	if opts.DropManagedFields {
 		t, err := dropManagedFields(opts.Transform)

@@ -40,7 +40,7 @@ func newMemScripted(t *testing.T, n *testutil.MemNet, addr string, steps ...step
 func memClient(t *testing.T, n *testutil.MemNet, addr string) *kube.Client {
 	t.Helper()
 	tr := n.Transport()
-	c, err := kube.NewClient(&kube.Config{Host: "http://" + addr, Transport: tr})
+	c, err := kube.NewClient(&kube.Config{Host: "http://" + addr, HTTP: kube.HTTPConfig{Transport: tr}})
 	require.NoError(t, err)
 	t.Cleanup(tr.CloseIdleConnections)
 	return c

@@ -12,6 +12,7 @@ import (
 	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/kwatchtest"
 	"github.com/kwatch/kwatch/metrics"
+	"github.com/kwatch/kwatch/watch"
 )
 
 // An informer's Stats and Health, exported through a metrics.Set and
@@ -29,7 +30,7 @@ func ExampleRegisterMetrics() {
 
 	c := srv.Client()
 	pods, err := informer.New(informer.Options[*metav1.PartialObjectMetadata]{
-		Client: c, Resource: kube.Pods, MetadataOnly: true, Logger: slog.New(slog.DiscardHandler)})
+		Client: c, Resource: kube.Pods, Form: watch.FormMetadata, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		fmt.Println(err)
 		return

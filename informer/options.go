@@ -78,20 +78,18 @@ type Options[T watch.Object] struct {
 	// they index once per version.
 	RawIndexers map[string]store.IndexFunc[*watch.Raw]
 
-	// MetadataOnly asks the server for PartialObjectMetadata; use it with
-	// T = *metav1.PartialObjectMetadata or a type holding only metadata.
-	MetadataOnly bool
-	// Table asks the server for its printed Table, as kubectl get does
-	// (watch.AcceptTable); use it with a T that decodes a one-row Table
-	// (a list's rows and each watch event's object come as one) and the
-	// plain object a server without Tables sends instead. The row's object
-	// is the object's PartialObjectMetadata, so keys, resourceVersions and
-	// bookmarks work as with MetadataOnly. It overrides MetadataOnly.
-	Table bool
-	// TableObject, with Table, has each row carry its whole object
-	// (includeObject=Object) instead of its metadata: for a printer that
-	// also needs the object (kwatch --diff).
-	TableObject bool
+	// Form is what the server sends of each object; watch.FormObject,
+	// the object. watch.FormMetadata asks for PartialObjectMetadata: use
+	// it with T = *metav1.PartialObjectMetadata or a type holding only
+	// metadata. watch.FormTable asks for the server's printed Table, as
+	// kubectl get does (watch.AcceptTable): use it with a T that decodes a
+	// one-row Table (a list's rows and each watch event's object come as
+	// one) and the plain object a server without Tables sends instead. The
+	// row's object is the object's PartialObjectMetadata, so keys,
+	// resourceVersions and bookmarks work as with FormMetadata.
+	// watch.FormTableObject has each row carry its whole object instead:
+	// for a printer that also needs the object (kwatch --diff).
+	Form watch.Form
 
 	// Tuning is how the informer lists, watches and stores: list mode,
 	// page size, backoff, timeouts, resyncs, decoding and the store mode.
@@ -186,7 +184,7 @@ func (o *Options[T]) EffectiveStore() StoreMode {
 	if o.Store != StoreDefault {
 		return o.Store
 	}
-	if o.Transform != nil || o.Table || decodesRaw[T]() {
+	if o.Transform != nil || o.Form.IsTable() || decodesRaw[T]() {
 		return StoreTyped
 	}
 	return StoreCompact

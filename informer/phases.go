@@ -20,9 +20,7 @@ func (inf *Informer[T]) list(ctx context.Context, st state) (rv string, continui
 	opts := watch.ListOptions{
 		ResourceVersion:      st.listRV,
 		ResourceVersionMatch: st.listMatch,
-		MetadataOnly:         o.MetadataOnly,
-		Table:                o.Table,
-		TableObject:          o.TableObject,
+		Form:                 o.Form,
 		IdleTimeout:          max(o.IdleTimeout, 0),
 		JSON:                 o.jsonOnly,
 	}
@@ -175,12 +173,15 @@ func (inf *Informer[T]) consume(st state, stream *watch.Stream[T]) (state, watch
 // the first byte): confirmTimeout bounds the whole request instead.
 func (inf *Informer[T]) confirm(ctx context.Context, st state) (string, error) {
 	o := &inf.opts
+	form := o.Form
+	if form == watch.FormTableObject {
+		form = watch.FormTable // the item is dropped: its whole object is not needed
+	}
 	opts := watch.ListOptions{
 		ResourceVersion:      st.rv,
 		ResourceVersionMatch: watch.MatchNotOlderThan,
 		Limit:                1,
-		MetadataOnly:         o.MetadataOnly,
-		Table:                o.Table,
+		Form:                 form,
 		JSON:                 o.jsonOnly,
 	}
 	inf.stats.confirms.Add(1)
@@ -206,9 +207,7 @@ func (inf *Informer[T]) openWatch(ctx context.Context, rv string, initial bool) 
 		AllowBookmarks:    true,
 		TimeoutSeconds:    int64(timeout / time.Second),
 		SendInitialEvents: initial,
-		MetadataOnly:      o.MetadataOnly,
-		Table:             o.Table,
-		TableObject:       o.TableObject,
+		Form:              o.Form,
 		Decoder:           o.Decoder,
 		JSON:              o.jsonOnly,
 	}

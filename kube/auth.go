@@ -19,8 +19,8 @@ import (
 
 // ErrInsecureCredentials refuses a request that would carry a bearer token
 // or a password in clear text: plain http to a host that is not loopback,
-// or through a proxy that is not. Set Config.AllowInsecureToken to send it
-// anyway.
+// or through a proxy that is not. Set Config.Auth.AllowInsecureToken to
+// send it anyway.
 var ErrInsecureCredentials = errors.New("refusing to send credentials over plain http to a host that is not loopback")
 
 // tokenRecheck is how often a token file is looked at (stat) at most.
@@ -37,44 +37,70 @@ type credentialSource interface {
 	unauthorized(ctx context.Context, used string) bool
 }
 
-// credentials picks the credential source of c; nil when c has none.
+// credentials picks the credential source of a; nil when a has none.
 // At most one kind may be configured, so that no credential is silently
 // ignored.
-func (c *Config) credentials(ex *execProvider, d transportDeps) (credentialSource, error) {
-	bearer := c.BearerToken != "" || c.BearerTokenFile != ""
-	basic := c.Username != "" || c.Password != ""
-	n := 0
-	for _, set := range []bool{bearer, basic, ex != nil} {
-		if set {
-			n++
+func (a *AuthConfig) credentials(ex *execProvider, d transportDeps) (credentialSource, error) {
+	if set := a.kindsSet(); len(set) > 1 {
+		both := "both"
+		if len(set) > 2 {
+			both = "all"
 		}
-	}
-	if n > 1 {
-		return nil, &ConfigError{Field: "BearerToken/Username/Exec",
-			Err: errors.New("more than one kind of credential is set (bearer token, basic auth, exec plugin); choose one")}
+		return nil, &ConfigError{Field: "Auth",
+			Err: fmt.Errorf("%s are %s set; choose one kind of credential", joinAnd(set), both)}
 	}
 	switch {
-	case c.BearerTokenFile != "":
-		if c.BearerToken != "" && !validToken(c.BearerToken) {
-			return nil, &ConfigError{Field: "BearerToken", Err: errInvalidToken}
+	case a.BearerTokenFile != "":
+		if a.BearerToken != "" && !validToken(a.BearerToken) {
+			return nil, &ConfigError{Field: "Auth.BearerToken", Err: errInvalidToken}
 		}
-		return &tokenFileSource{path: c.BearerTokenFile, fallback: c.BearerToken,
+		return &tokenFileSource{path: a.BearerTokenFile, fallback: a.BearerToken,
 			now: d.now, readFile: d.readFile}, nil
-	case c.BearerToken != "":
-		if !validToken(c.BearerToken) {
-			return nil, &ConfigError{Field: "BearerToken", Err: errInvalidToken}
+	case a.BearerToken != "":
+		if !validToken(a.BearerToken) {
+			return nil, &ConfigError{Field: "Auth.BearerToken", Err: errInvalidToken}
 		}
-		return staticCredentials("Bearer " + c.BearerToken), nil
-	case basic:
-		v := "Basic " + base64.StdEncoding.EncodeToString([]byte(c.Username+":"+c.Password))
+		return staticCredentials("Bearer " + a.BearerToken), nil
+	case a.Username != "" || a.Password != "":
+		v := "Basic " + base64.StdEncoding.EncodeToString([]byte(a.Username+":"+a.Password))
 		if !httpguts.ValidHeaderFieldValue(v) {
-			return nil, &ConfigError{Field: "Username", Err: errors.New("contains a character not allowed in an HTTP header")}
+			return nil, &ConfigError{Field: "Auth.Username", Err: errors.New("contains a character not allowed in an HTTP header")}
 		}
 		return staticCredentials(v), nil
 	case ex != nil:
 		return ex, nil
 	}
 	return nil, nil
+}
+
+// kindsSet names, by their Config paths, the kinds of credential a sets:
+// the bearer token (or its file), basic auth and the exec plugin.
+func (a *AuthConfig) kindsSet() []string {
+	var set []string
+	switch {
+	case a.BearerToken != "":
+		set = append(set, "Auth.BearerToken")
+	case a.BearerTokenFile != "":
+		set = append(set, "Auth.BearerTokenFile")
+	}
+	switch {
+	case a.Username != "":
+		set = append(set, "Auth.Username")
+	case a.Password != "":
+		set = append(set, "Auth.Password")
+	}
+	if a.Exec != nil {
+		set = append(set, "Auth.Exec")
+	}
+	return set
+}
+
+// joinAnd is "a and b", "a, b and c".
+func joinAnd(s []string) string {
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
 }
 
 var errInvalidToken = errors.New("bearer token is empty or contains a character not allowed in an HTTP header")
@@ -96,7 +122,7 @@ func (s staticCredentials) unauthorized(context.Context, string) bool { return f
 // finds the file empty (a writer mid-rewrite), it keeps the last good token.
 type tokenFileSource struct {
 	path     string
-	fallback string // Config.BearerToken: used while the file never yielded a token
+	fallback string // Config.Auth.BearerToken: used while the file never yielded a token
 	now      func() time.Time
 	readFile func(string) ([]byte, error)
 
@@ -182,9 +208,9 @@ type authTransport struct {
 	// Requests elsewhere (a redirect to another host) go without them.
 	hostKey       string
 	allowInsecure bool
-	// proxy is the base transport's proxy choice (Config.Proxy, else the
-	// environment's); nil when Config.Transport replaces the base, whose
-	// proxy is its own business.
+	// proxy is the base transport's proxy choice (Config.HTTP.Proxy, else
+	// the environment's); nil when Config.HTTP.Transport replaces the base,
+	// whose proxy is its own business.
 	proxy func(*http.Request) (*url.URL, error)
 }
 
@@ -237,7 +263,7 @@ func (t *authTransport) cleartext(req *http.Request) error {
 		return nil
 	}
 	if !isLoopback(req.URL.Hostname()) {
-		return fmt.Errorf("%w: %s (use https, or set AllowInsecureToken)", ErrInsecureCredentials, req.URL.Host)
+		return fmt.Errorf("%w: %s (use https, or set Auth.AllowInsecureToken)", ErrInsecureCredentials, req.URL.Host)
 	}
 	if t.proxy == nil {
 		return nil
@@ -246,7 +272,7 @@ func (t *authTransport) cleartext(req *http.Request) error {
 	if err != nil || p == nil || isLoopback(p.Hostname()) {
 		return nil // a proxy error is the base transport's to report
 	}
-	return fmt.Errorf("%w: %s through the proxy %s (use https, or set AllowInsecureToken)", ErrInsecureCredentials, req.URL.Host, p.Host)
+	return fmt.Errorf("%w: %s through the proxy %s (use https, or set Auth.AllowInsecureToken)", ErrInsecureCredentials, req.URL.Host, p.Host)
 }
 
 // CloseIdleConnections lets http.Client.CloseIdleConnections reach the base.

@@ -60,7 +60,7 @@ func TestTokenFileRotation(t *testing.T) {
 	mtime := time.Now().Add(-time.Hour)
 	rewriteToken(t, path, "tok-1\n", mtime)
 	clock := newFakeClock()
-	rt, err := (&Config{Host: srv.URL, BearerTokenFile: path, Proxy: noProxy}).roundTripper(clock.deps())
+	rt, err := (&Config{Host: srv.URL, Auth: AuthConfig{BearerTokenFile: path}, HTTP: HTTPConfig{Proxy: noProxy}}).roundTripper(clock.deps())
 	require.NoError(t, err)
 	steps := []struct {
 		name    string
@@ -102,7 +102,7 @@ func TestTokenFileRereadAfter401(t *testing.T) {
 	mtime := time.Now().Add(-time.Hour)
 	rewriteToken(t, path, "tok-1", mtime)
 	clock := newFakeClock()
-	rt, err := (&Config{Host: srv.URL, BearerTokenFile: path, Proxy: noProxy}).roundTripper(clock.deps())
+	rt, err := (&Config{Host: srv.URL, Auth: AuthConfig{BearerTokenFile: path}, HTTP: HTTPConfig{Proxy: noProxy}}).roundTripper(clock.deps())
 	require.NoError(t, err)
 	_, lines, err := get(t, rt, srv.URL)
 	require.NoError(t, err)
@@ -120,7 +120,7 @@ func TestTokenFileRereadAfter401(t *testing.T) {
 
 func TestTokenFileMissingAtFirstUse(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "absent")
-	rt, err := (&Config{Host: "https://kube.test", BearerTokenFile: path, Transport: &recordingTransport{}}).RoundTripper()
+	rt, err := (&Config{Host: "https://kube.test", Auth: AuthConfig{BearerTokenFile: path}, HTTP: HTTPConfig{Transport: &recordingTransport{}}}).RoundTripper()
 	require.NoError(t, err)
 	_, _, err = get(t, rt, "https://kube.test/api")
 	require.Error(t, err)
@@ -146,9 +146,9 @@ func TestAuthRefusesCleartextToRemoteHost(t *testing.T) {
 		c         Config
 		wantRefus bool
 	}{
-		{"bearer token", Config{BearerToken: "tok-s3cret"}, true},
-		{"basic auth", Config{Username: "admin", Password: "pw-s3cret"}, true},
-		{"bearer token, allowed explicitly", Config{BearerToken: "tok-s3cret", AllowInsecureToken: true}, false},
+		{"bearer token", Config{Auth: AuthConfig{BearerToken: "tok-s3cret"}}, true},
+		{"basic auth", Config{Auth: AuthConfig{Username: "admin", Password: "pw-s3cret"}}, true},
+		{"bearer token, allowed explicitly", Config{Auth: AuthConfig{BearerToken: "tok-s3cret", AllowInsecureToken: true}}, false},
 		{"no credentials", Config{}, false},
 	}
 	for _, tt := range tests {
@@ -156,7 +156,7 @@ func TestAuthRefusesCleartextToRemoteHost(t *testing.T) {
 			var dials atomic.Int32
 			c := tt.c
 			c.Host = "http://10.255.255.1"
-			c.Transport = dialCounter(&dials)
+			c.HTTP.Transport = dialCounter(&dials)
 			rt, err := c.RoundTripper()
 			require.NoError(t, err)
 			_, _, err = get(t, rt, "http://10.255.255.1/api/v1/pods")
@@ -180,7 +180,7 @@ func TestAuthAllowsCleartextToLoopback(t *testing.T) {
 	require.NoError(t, err)
 	for _, host := range []string{srv.URL, "http://localhost:" + port} {
 		t.Run(host, func(t *testing.T) {
-			rt, err := (&Config{Host: host, BearerToken: "tok", Proxy: noProxy}).RoundTripper()
+			rt, err := (&Config{Host: host, Auth: AuthConfig{BearerToken: "tok"}, HTTP: HTTPConfig{Proxy: noProxy}}).RoundTripper()
 			require.NoError(t, err)
 			_, lines, err := get(t, rt, host+"/api")
 			require.NoError(t, err)
@@ -193,7 +193,7 @@ func TestAuthAllowsCleartextToLoopback(t *testing.T) {
 
 func TestAuthBasicAndHostScope(t *testing.T) {
 	base := &recordingTransport{}
-	c := &Config{Host: "https://kube.test", Username: "admin", Password: "pw", Transport: base}
+	c := &Config{Host: "https://kube.test", Auth: AuthConfig{Username: "admin", Password: "pw"}, HTTP: HTTPConfig{Transport: base}}
 	rt, err := c.RoundTripper()
 	require.NoError(t, err)
 	tests := []struct {
@@ -213,7 +213,15 @@ func TestAuthBasicAndHostScope(t *testing.T) {
 }
 
 // Every secret the redaction test plants; none may appear in any output.
-var plantedSecrets = []string{"tok-SECRET-1", "pw-SECRET-2", "KEY-SECRET-3", "ENV-SECRET-4", "ARG-SECRET-5", "URL-SECRET-6"}
+var plantedSecrets = []string{"tok-SECRET-1", "pw-SECRET-2", "KEY-SECRET-3", "ENV-SECRET-4", "ARG-SECRET-5", "URL-SECRET-6", "RT-SECRET-7"}
+
+// secretTransport is a caller's Transport holding a secret of its own, as
+// an *http.Transport holds a client key in its TLSClientConfig.
+type secretTransport struct{ key string }
+
+func (secretTransport) RoundTrip(*http.Request) (*http.Response, error) {
+	return nil, errors.New("unused")
+}
 
 func assertNoSecret(t *testing.T, what, s string) {
 	t.Helper()
@@ -224,36 +232,42 @@ func assertNoSecret(t *testing.T, what, s string) {
 
 func TestAuthRedaction(t *testing.T) {
 	c := Config{
-		Host:        "https://admin:URL-SECRET-6@kube.test",
-		BearerToken: "tok-SECRET-1", Username: "admin", Password: "pw-SECRET-2",
+		Host: "https://admin:URL-SECRET-6@kube.test",
+		Auth: AuthConfig{
+			BearerToken: "tok-SECRET-1", Username: "admin", Password: "pw-SECRET-2",
+			Exec: &ExecConfig{Command: "plugin", Args: []string{"--token=ARG-SECRET-5"}, Env: []ExecEnvVar{{Name: "T", Value: "ENV-SECRET-4"}}},
+		},
 		TLS:  TLSConfig{KeyData: []byte("-----BEGIN EC PRIVATE KEY-----\nKEY-SECRET-3\n-----END EC PRIVATE KEY-----\n"), CertData: []byte("x")},
-		Exec: &ExecConfig{Command: "plugin", Args: []string{"--token=ARG-SECRET-5"}, Env: []ExecEnvVar{{Name: "T", Value: "ENV-SECRET-4"}}},
+		HTTP: HTTPConfig{Transport: secretTransport{key: "RT-SECRET-7"}},
 	}
 	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%d", "%x", "%T %v"} {
 		assertNoSecret(t, "Config "+verb, fmt.Sprintf(verb, c))
 		assertNoSecret(t, "*Config "+verb, fmt.Sprintf(verb, &c))
+		assertNoSecret(t, "AuthConfig "+verb, fmt.Sprintf(verb, c.Auth))
 		assertNoSecret(t, "TLSConfig "+verb, fmt.Sprintf(verb, c.TLS))
-		assertNoSecret(t, "ExecConfig "+verb, fmt.Sprintf(verb, c.Exec))
-		assertNoSecret(t, "Env "+verb, fmt.Sprintf(verb, c.Exec.Env))
+		assertNoSecret(t, "HTTPConfig "+verb, fmt.Sprintf(verb, c.HTTP))
+		assertNoSecret(t, "ExecConfig "+verb, fmt.Sprintf(verb, c.Auth.Exec))
+		assertNoSecret(t, "Env "+verb, fmt.Sprintf(verb, c.Auth.Exec.Env))
 	}
 	s := c.String()
 	assert.Contains(t, s, "BearerToken: <redacted>")
 	assert.Contains(t, s, "Password: <redacted>")
 	assert.Contains(t, s, "KeyData: <redacted>")
 	assert.Contains(t, s, `Username: "admin"`, "non-secret fields stay visible")
+	assert.Contains(t, s, "Transport: kube.secretTransport", "a Transport shows as its type")
 
 	// Error paths that hold a secret nearby.
 	var errs []error
 	_, err := c.RoundTripper() // token and basic auth and exec together
 	errs = append(errs, err)
-	_, err = (&Config{Host: "https://kube.test", BearerToken: "tok-SECRET-1\n"}).RoundTripper()
+	_, err = (&Config{Host: "https://kube.test", Auth: AuthConfig{BearerToken: "tok-SECRET-1\n"}}).RoundTripper()
 	errs = append(errs, err)
 	_, err = (&Config{Host: "https://kube.test", TLS: TLSConfig{CertData: []byte("KEY-SECRET-3"), KeyData: []byte("KEY-SECRET-3")}}).RoundTripper()
 	errs = append(errs, err)
 	_, err = (&Config{Host: "://admin:URL-SECRET-6@kube.test"}).RoundTripper()
 	errs = append(errs, err)
 	var dials atomic.Int32
-	rt, err := (&Config{Host: "http://10.255.255.1", BearerToken: "tok-SECRET-1", Transport: dialCounter(&dials)}).RoundTripper()
+	rt, err := (&Config{Host: "http://10.255.255.1", Auth: AuthConfig{BearerToken: "tok-SECRET-1"}, HTTP: HTTPConfig{Transport: dialCounter(&dials)}}).RoundTripper()
 	require.NoError(t, err)
 	_, _, err = get(t, rt, "http://10.255.255.1/api")
 	errs = append(errs, err)

@@ -19,17 +19,17 @@ import (
 type Client struct {
 	base *url.URL
 	// hc sends every request that is not a watch; its Timeout is
-	// Config.Timeout. stream sends watches over the same transport with no
+	// Config.HTTP.Timeout. stream sends watches over the same transport with no
 	// Timeout: http.Client.Timeout covers reading the whole body, and a
 	// healthy watch's body never ends. A watch has its idle deadline and the
 	// caller's context instead.
 	hc          *http.Client
 	stream      *http.Client
 	ns          string
-	contentType string // Config.ContentType
-	noIntern    bool   // Config.NoProtobufIntern
+	contentType string // Config.Encoding.ContentType
+	noIntern    bool   // Config.Encoding.NoProtobufIntern
 	limit       *limiter
-	retries     int // Config.MaxRetries, resolved
+	retries     int // Config.RateLimit.MaxRetries, resolved
 	// writes, when set, sends every write (write.go); nil sends them as
 	// they are. Set only by WithWriteInterceptor, on a copy.
 	writes WriteInterceptor
@@ -56,14 +56,14 @@ func NewClient(cfg *Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkContentType(cfg.ContentType); err != nil {
+	if err := checkContentType(cfg.Encoding.ContentType); err != nil {
 		return nil, err
 	}
-	lim, err := newLimiter(cfg.QPS, cfg.Burst)
+	lim, err := newLimiter(cfg.RateLimit.QPS, cfg.RateLimit.Burst)
 	if err != nil {
 		return nil, err
 	}
-	retries, err := maxRetries(cfg.MaxRetries)
+	retries, err := maxRetries(cfg.RateLimit.MaxRetries)
 	if err != nil {
 		return nil, err
 	}
@@ -78,9 +78,9 @@ func NewClient(cfg *Config) (*Client, error) {
 		ns = "default"
 	}
 	return &Client{base: base, ns: ns, limit: lim, retries: retries, disc: &discoveryCache{},
-		hc:          &http.Client{Transport: rt, Timeout: cfg.Timeout},
+		hc:          &http.Client{Transport: rt, Timeout: cfg.HTTP.Timeout},
 		stream:      &http.Client{Transport: rt},
-		contentType: cfg.ContentType, noIntern: cfg.NoProtobufIntern}, nil
+		contentType: cfg.Encoding.ContentType, noIntern: cfg.Encoding.NoProtobufIntern}, nil
 }
 
 func parseHost(host string) (*url.URL, error) {
@@ -98,12 +98,12 @@ func (c *Client) Host() string { return c.base.String() }
 // Namespace is the configured default namespace ("default" when unset).
 func (c *Client) Namespace() string { return c.ns }
 
-// ContentType is Config.ContentType: "" (protobuf for types that decode
+// ContentType is Config.Encoding.ContentType: "" (protobuf for types that decode
 // it), ContentTypeJSON or ContentTypeProtobuf.
 func (c *Client) ContentType() string { return c.contentType }
 
 // InternProtobuf reports whether objects decoded from protobuf should have
-// their strings interned (Config.NoProtobufIntern unset).
+// their strings interned (Config.Encoding.NoProtobufIntern unset).
 func (c *Client) InternProtobuf() bool { return !c.noIntern }
 
 // CloseIdleConnections closes the client's idle keep-alive connections.
@@ -114,10 +114,11 @@ func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
 // credentials and rate limit. A relative URL is resolved against the
 // server's base URL. Non-2xx answers are not turned into errors: the
 // caller owns the response (ErrorFromResponse turns one into a
-// *StatusError). Nothing is retried. Config.Timeout bounds the request, body
-// included, unless it is a watch: its query has a watch parameter that the
-// server reads as true (present and neither "false" nor "0"), or its path
-// has the deprecated /watch/ segment after the group version.
+// *StatusError). Nothing is retried. Config.HTTP.Timeout bounds the
+// request, body included, unless it is a watch: its query has a watch
+// parameter that the server reads as true (present and neither "false" nor
+// "0"), or its path has the deprecated /watch/ segment after the group
+// version.
 func (c *Client) Do(req *http.Request) (*http.Response, error) {
 	if !req.URL.IsAbs() {
 		req.URL = c.base.ResolveReference(&url.URL{Path: c.base.Path + req.URL.Path, RawQuery: req.URL.RawQuery})
@@ -177,7 +178,7 @@ type Request struct {
 // its body. A non-2xx answer is read (boundedly), closed and returned as a
 // *StatusError. A repeatable request answered 429 or 503 is sent again
 // after the server's Retry-After (one second when it names none), at most
-// Config.MaxRetries times, while ctx lasts. Every attempt waits for the
+// Config.RateLimit.MaxRetries times, while ctx lasts. Every attempt waits for the
 // client's rate limit.
 func (c *Client) Send(ctx context.Context, r Request) (*http.Response, error) {
 	if r.Method == "" {

@@ -7,7 +7,7 @@ import (
 	"github.com/kwatch/kwatch/internal/pbwire"
 )
 
-// The encodings Config.ContentType may ask for.
+// The encodings Config.Encoding.ContentType may ask for.
 const (
 	ContentTypeJSON     = "application/json"
 	ContentTypeProtobuf = "application/vnd.kubernetes.protobuf"
@@ -20,12 +20,12 @@ func IsProtobuf(contentType string) bool {
 	return err == nil && mt == ContentTypeProtobuf
 }
 
-// checkContentType validates Config.ContentType.
+// checkContentType validates Config.Encoding.ContentType.
 func checkContentType(ct string) error {
 	switch ct {
 	case "", ContentTypeJSON, ContentTypeProtobuf:
 		return nil
 	}
-	return fmt.Errorf("kube: Config.ContentType %q is not supported; want %q or %q",
+	return fmt.Errorf("kube: Config.Encoding.ContentType %q is not supported; want %q or %q",
 		pbwire.Clip(ct), ContentTypeJSON, ContentTypeProtobuf)
 }

@@ -11,13 +11,14 @@
 //   - A Client over HTTP/2 with health pings on TLS, or HTTP/1.1 on plain
 //     http (credentials refused over plain http to a host, or through a
 //     proxy, that is not loopback; user info in a server address refused,
-//     see server.go). Config.Timeout bounds each request that is not a watch.
-//   - A client-side token bucket (Config.QPS, Config.Burst; DefaultQPS and
-//     DefaultBurst) shared by every request of one Client, and the server's
+//     see server.go). Config.HTTP.Timeout bounds each request that is not a
+//     watch.
+//   - A client-side token bucket (Config.RateLimit.QPS and Burst; DefaultQPS
+//     and DefaultBurst) shared by every request of one Client, and the server's
 //     flow control honoured: Send repeats a repeatable request (a GET, a
 //     write guarded by a precondition, an apply) answered 429, or 503 with
 //     Retry-After, after the wait the server names, at most
-//     Config.MaxRetries times. A POST is never silently sent twice.
+//     Config.RateLimit.MaxRetries times. A POST is never silently sent twice.
 //   - Every non-2xx answer as a *StatusError (code, reason, message,
 //     details, causes naming fields), in JSON or protobuf, with predicates:
 //     IsNotFound, IsConflict, IsAlreadyExists, IsInvalid, IsForbidden,

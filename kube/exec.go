@@ -76,9 +76,9 @@ type execCredential struct {
 }
 
 func newExecProvider(c *Config, d transportDeps) (*execProvider, error) {
-	e := c.Exec
+	e := c.Auth.Exec
 	if e.Command == "" {
-		return nil, &ConfigError{Field: "Exec.Command", Err: errors.New("is empty")}
+		return nil, &ConfigError{Field: "Auth.Exec.Command", Err: errors.New("is empty")}
 	}
 	apiVersion := e.APIVersion
 	switch apiVersion {
@@ -86,7 +86,7 @@ func newExecProvider(c *Config, d transportDeps) (*execProvider, error) {
 		apiVersion = execAPIv1
 	case execAPIv1, execAPIv1beta1:
 	default:
-		return nil, &ConfigError{Field: "Exec.APIVersion",
+		return nil, &ConfigError{Field: "Auth.Exec.APIVersion",
 			Err: fmt.Errorf("%q is not supported; want %s or %s", apiVersion, execAPIv1, execAPIv1beta1)}
 	}
 	info, err := execInfo(c, apiVersion, d.readFile)
@@ -120,7 +120,7 @@ type execClusterJSON struct {
 
 func execInfo(c *Config, apiVersion string, readFile func(string) ([]byte, error)) ([]byte, error) {
 	in := execInfoJSON{APIVersion: apiVersion, Kind: "ExecCredential"}
-	if c.Exec.ProvideClusterInfo {
+	if c.Auth.Exec.ProvideClusterInfo {
 		ca, field, err := c.TLS.caPEM(readFile)
 		if err != nil {
 			return nil, &ConfigError{Field: field, Err: err}

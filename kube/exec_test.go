@@ -72,9 +72,9 @@ func TestExecTokenPlugin(t *testing.T) {
 [ "$1" = "--flag" ] && [ "$PLUGIN_VAR" = "val" ] || { echo "bad args or env" >&2; exit 3; }
 cat "`+dir+`/cred.json"
 `)
-	c := &Config{Host: srv.URL, Proxy: noProxy, Exec: &ExecConfig{
+	c := &Config{Host: srv.URL, HTTP: HTTPConfig{Proxy: noProxy}, Auth: AuthConfig{Exec: &ExecConfig{
 		Command: script, Args: []string{"--flag"}, Env: []ExecEnvVar{{Name: "PLUGIN_VAR", Value: "val"}},
-		APIVersion: execAPIv1, ProvideClusterInfo: true}}
+		APIVersion: execAPIv1, ProvideClusterInfo: true}}}
 	rt, err := c.RoundTripper()
 	require.NoError(t, err)
 	_, lines, err := get(t, rt, srv.URL)
@@ -107,8 +107,8 @@ func TestExecCachesUntilExpiry(t *testing.T) {
 		[]byte(credJSON(t, execAPIv1beta1, map[string]string{"token": "t", "expirationTimestamp": expiry})), 0o600))
 	script, runs := countingPlugin(t, dir)
 	base := &recordingTransport{}
-	c := &Config{Host: "https://kube.test", Transport: base,
-		Exec: &ExecConfig{Command: script, APIVersion: execAPIv1beta1}}
+	c := &Config{Host: "https://kube.test", HTTP: HTTPConfig{Transport: base},
+		Auth: AuthConfig{Exec: &ExecConfig{Command: script, APIVersion: execAPIv1beta1}}}
 	rt, err := c.roundTripper(clock.deps())
 	require.NoError(t, err)
 	steps := []struct {
@@ -147,7 +147,7 @@ func TestExecRerunsAfter401(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "cred.json"),
 		[]byte(credJSON(t, execAPIv1, map[string]string{"token": "third"})), 0o600))
 	script, runs := countingPlugin(t, dir)
-	rt, err := (&Config{Host: srv.URL, Proxy: noProxy, Exec: &ExecConfig{Command: script, APIVersion: execAPIv1}}).RoundTripper()
+	rt, err := (&Config{Host: srv.URL, HTTP: HTTPConfig{Proxy: noProxy}, Auth: AuthConfig{Exec: &ExecConfig{Command: script, APIVersion: execAPIv1}}}).RoundTripper()
 	require.NoError(t, err)
 	resp, lines, err := get(t, rt, srv.URL)
 	require.NoError(t, err)
@@ -169,8 +169,8 @@ func TestExecClientCertificatePlugin(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "cred.json"), []byte(credJSON(t, execAPIv1,
 		map[string]string{"clientCertificateData": string(p.certPEM), "clientKeyData": string(p.keyPEM)})), 0o600))
 	script, runs := countingPlugin(t, dir)
-	c := &Config{Host: srv.URL, Proxy: noProxy, TLS: TLSConfig{CAData: p.caPEM},
-		Exec: &ExecConfig{Command: script, APIVersion: execAPIv1}}
+	c := &Config{Host: srv.URL, HTTP: HTTPConfig{Proxy: noProxy}, TLS: TLSConfig{CAData: p.caPEM},
+		Auth: AuthConfig{Exec: &ExecConfig{Command: script, APIVersion: execAPIv1}}}
 	rt, err := c.RoundTripper()
 	require.NoError(t, err)
 	_, lines, err := get(t, rt, srv.URL)
@@ -215,7 +215,7 @@ func TestExecFailures(t *testing.T) {
 			if cfg.APIVersion == "" {
 				cfg.APIVersion = execAPIv1
 			}
-			rt, err := (&Config{Host: "https://kube.test", Transport: &recordingTransport{}, Exec: &cfg}).RoundTripper()
+			rt, err := (&Config{Host: "https://kube.test", HTTP: HTTPConfig{Transport: &recordingTransport{}}, Auth: AuthConfig{Exec: &cfg}}).RoundTripper()
 			require.NoError(t, err)
 			_, _, err = get(t, rt, "https://kube.test/api")
 			require.Error(t, err)
@@ -316,8 +316,8 @@ func TestExecConcurrentRequestsShareOneRun(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "cred.json"),
 		[]byte(credJSON(t, execAPIv1, map[string]string{"token": "t"})), 0o600))
 	script, runs := countingPlugin(t, dir)
-	rt, err := (&Config{Host: "https://kube.test", Transport: &recordingTransport{},
-		Exec: &ExecConfig{Command: script, APIVersion: execAPIv1}}).RoundTripper()
+	rt, err := (&Config{Host: "https://kube.test", HTTP: HTTPConfig{Transport: &recordingTransport{}},
+		Auth: AuthConfig{Exec: &ExecConfig{Command: script, APIVersion: execAPIv1}}}).RoundTripper()
 	require.NoError(t, err)
 	var failed atomic.Int32
 	done := make(chan struct{})

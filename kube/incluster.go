@@ -33,9 +33,9 @@ func defaultInClusterEnv() inClusterEnv {
 
 // InClusterConfig is the Config of a process running in a pod: the API
 // server from KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT, the
-// service account's CA and namespace, and its token file (BearerTokenFile,
-// so a rotated token is picked up). Outside a pod the error wraps
-// ErrNoCluster.
+// service account's CA and namespace, and its token file
+// (Auth.BearerTokenFile, so a rotated token is picked up). Outside a pod
+// the error wraps ErrNoCluster.
 func InClusterConfig() (*Config, error) {
 	return inClusterConfig(defaultInClusterEnv())
 }
@@ -59,7 +59,7 @@ func inClusterConfig(env inClusterEnv) (*Config, error) {
 	if _, err := os.Stat(env.tokenFile); err != nil {
 		return nil, fmt.Errorf("in-cluster config: service account token: %w", err)
 	}
-	c.BearerTokenFile = env.tokenFile
+	c.Auth.BearerTokenFile = env.tokenFile
 	if _, err := readPEMFile(env.caFile, pemCertificate, readConfigFile); err != nil {
 		return nil, fmt.Errorf("in-cluster config: service account CA: %w", err)
 	}

@@ -387,7 +387,7 @@ func applyCluster(c *Config, name string, cl sourced[kcCluster], readFile func(s
 		if err != nil {
 			return fail("proxy-url", err)
 		}
-		c.Proxy = http.ProxyURL(u)
+		c.HTTP.Proxy = http.ProxyURL(u)
 	}
 	return nil
 }
@@ -433,14 +433,14 @@ func applyUser(c *Config, name string, u sourced[kcUser], readFile func(string) 
 	if v.As != "" || len(v.AsGroups) > 0 || v.AsUID != "" {
 		return fail("as", errors.New("impersonation is not supported"))
 	}
-	c.BearerToken = v.Token
+	c.Auth.BearerToken = v.Token
 	if v.TokenFile != "" {
 		if _, err := readFile(v.TokenFile); err != nil {
 			return fail("tokenFile", err)
 		}
-		c.BearerTokenFile = v.TokenFile
+		c.Auth.BearerTokenFile = v.TokenFile
 	}
-	c.Username, c.Password = v.Username, v.Password
+	c.Auth.Username, c.Auth.Password = v.Username, v.Password
 	if err := applyClientCert(c, v, fail, readFile); err != nil {
 		return err
 	}
@@ -449,7 +449,7 @@ func applyUser(c *Config, name string, u sourced[kcUser], readFile func(string) 
 		if err != nil {
 			return fail("exec", err)
 		}
-		c.Exec = e
+		c.Auth.Exec = e
 	}
 	return nil
 }

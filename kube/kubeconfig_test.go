@@ -148,32 +148,32 @@ func TestKubeconfigMerge(t *testing.T) {
 		{"current-context from the first file that sets it", f.kubeconfigEnv("a.yaml", "b.yaml", "c.yaml"), KubeconfigOptions{},
 			func(t *testing.T, c *Config) {
 				assert.Equal(t, "https://a.example:6443", c.Host, "cluster shared: a.yaml defines it first")
-				assert.Equal(t, "bob", c.Username)
-				assert.Equal(t, "hunter2", c.Password)
+				assert.Equal(t, "bob", c.Auth.Username)
+				assert.Equal(t, "hunter2", c.Auth.Password)
 				assert.Equal(t, "default", c.Namespace)
 				assert.Equal(t, f.pki.caPEM, c.TLS.CAData)
 			}},
 		{"first file wins per context and user", f.kubeconfigEnv("a.yaml", "b.yaml"), KubeconfigOptions{Context: "ctx-a"},
 			func(t *testing.T, c *Config) {
 				assert.Equal(t, "https://a.example:6443", c.Host, "ctx-a from a.yaml names cluster shared")
-				assert.Equal(t, "token-a", c.BearerToken, "alice from a.yaml")
+				assert.Equal(t, "token-a", c.Auth.BearerToken, "alice from a.yaml")
 				assert.Equal(t, "team-a", c.Namespace)
 			}},
 		{"order reversed", f.kubeconfigEnv("b.yaml", "a.yaml"), KubeconfigOptions{Context: "ctx-a"},
 			func(t *testing.T, c *Config) {
 				assert.Equal(t, "https://only-a.example", c.Host, "ctx-a from b.yaml names cluster only-a")
-				assert.Equal(t, "bob", c.Username)
+				assert.Equal(t, "bob", c.Auth.Username)
 			}},
 		{"missing files in KUBECONFIG are skipped", f.kubeconfigEnv("nope.yaml", "c.yaml", "b.yaml"), KubeconfigOptions{},
 			func(t *testing.T, c *Config) {
 				assert.Equal(t, "https://10.0.0.9:6443", c.Host, "a server without scheme means https")
 				assert.True(t, c.TLS.Insecure)
 				assert.Equal(t, "kube.internal", c.TLS.ServerName)
-				assert.Equal(t, filepath.Join(f.dir, "pki", "token"), c.BearerTokenFile, "tokenFile is relative to c.yaml")
-				require.NotNil(t, c.Proxy)
+				assert.Equal(t, filepath.Join(f.dir, "pki", "token"), c.Auth.BearerTokenFile, "tokenFile is relative to c.yaml")
+				require.NotNil(t, c.HTTP.Proxy)
 				req, err := http.NewRequest(http.MethodGet, c.Host, nil)
 				require.NoError(t, err)
-				u, err := c.Proxy(req)
+				u, err := c.HTTP.Proxy(req)
 				require.NoError(t, err)
 				assert.Equal(t, "http://proxy.example:3128", u.String(), "proxy-url")
 			}},
@@ -184,11 +184,11 @@ func TestKubeconfigMerge(t *testing.T) {
 				assert.Equal(t, filepath.Join(f.dir, "pki", "ca.crt"), c.TLS.CAFile)
 				assert.Equal(t, filepath.Join(f.dir, "pki", "client.crt"), c.TLS.CertFile)
 				assert.Equal(t, filepath.Join(f.dir, "pki", "client.key"), c.TLS.KeyFile)
-				require.NotNil(t, c.Exec)
-				assert.Equal(t, filepath.Join(f.dir, "sub", "bin", "plugin"), c.Exec.Command)
-				assert.Equal(t, []string{"a"}, c.Exec.Args)
-				assert.Equal(t, []ExecEnvVar{{Name: "K", Value: "V"}}, c.Exec.Env)
-				assert.True(t, c.Exec.ProvideClusterInfo)
+				require.NotNil(t, c.Auth.Exec)
+				assert.Equal(t, filepath.Join(f.dir, "sub", "bin", "plugin"), c.Auth.Exec.Command)
+				assert.Equal(t, []string{"a"}, c.Auth.Exec.Args)
+				assert.Equal(t, []ExecEnvVar{{Name: "K", Value: "V"}}, c.Auth.Exec.Env)
+				assert.True(t, c.Auth.Exec.ProvideClusterInfo)
 			}},
 		{"explicit path ignores KUBECONFIG", f.kubeconfigEnv("a.yaml"), KubeconfigOptions{Path: filepath.Join(f.dir, "c.yaml")},
 			func(t *testing.T, c *Config) { assert.Equal(t, "https://10.0.0.9:6443", c.Host) }},

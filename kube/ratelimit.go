@@ -25,16 +25,16 @@ const (
 // limiter is the client's token bucket; nil means no limit.
 type limiter struct{ rl *ratelimit.Bucket }
 
-// newLimiter reads Config.QPS and Config.Burst: zero means the default, a
-// negative QPS turns the limit off.
+// newLimiter reads Config.RateLimit.QPS and Burst: zero means the default,
+// a negative QPS turns the limit off.
 func newLimiter(qps float32, burst int) (*limiter, error) {
 	switch {
 	case qps < 0:
 		return &limiter{}, nil
 	case math.IsNaN(float64(qps)) || math.IsInf(float64(qps), 0):
-		return nil, fmt.Errorf("kube: Config.QPS %v is not a number of requests per second", qps)
+		return nil, fmt.Errorf("kube: Config.RateLimit.QPS %v is not a number of requests per second", qps)
 	case burst < 0:
-		return nil, fmt.Errorf("kube: Config.Burst %d is negative", burst)
+		return nil, fmt.Errorf("kube: Config.RateLimit.Burst %d is negative", burst)
 	}
 	if qps == 0 {
 		qps = DefaultQPS
@@ -66,7 +66,8 @@ func (l *limiter) pause(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// maxRetries reads Config.MaxRetries: zero means the default, negative none.
+// maxRetries reads Config.RateLimit.MaxRetries: zero means the default,
+// negative none.
 func maxRetries(n int) (int, error) {
 	switch {
 	case n == 0:

@@ -59,7 +59,7 @@ func scriptedClient(t *testing.T, cfg Config, answers ...scriptedAnswer) (*Clien
 	t.Helper()
 	tr := &scripted{answers: answers}
 	cfg.Host = "http://127.0.0.1:1"
-	cfg.Transport = tr
+	cfg.HTTP.Transport = tr
 	c, err := NewClient(&cfg)
 	require.NoError(t, err)
 	return c, tr
@@ -81,7 +81,7 @@ func TestSendRepeatsOnlyRepeatableRequests(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				c, tr := scriptedClient(t, Config{QPS: -1}, throttled...)
+				c, tr := scriptedClient(t, Config{RateLimit: RateLimitConfig{QPS: -1}}, throttled...)
 				start := time.Now()
 				resp, err := c.Send(t.Context(), tt.req)
 				require.Equal(t, tt.attempts, tr.count())
@@ -100,7 +100,7 @@ func TestSendRepeatsOnlyRepeatableRequests(t *testing.T) {
 
 func TestSendRetriesAtMostMaxRetries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c, tr := scriptedClient(t, Config{QPS: -1, MaxRetries: 2},
+		c, tr := scriptedClient(t, Config{RateLimit: RateLimitConfig{QPS: -1, MaxRetries: 2}},
 			scriptedAnswer{code: 429}, scriptedAnswer{code: 429}, scriptedAnswer{code: 429}, scriptedAnswer{code: 429})
 		start := time.Now()
 		_, err := c.Send(t.Context(), Request{Path: "/x"})
@@ -112,7 +112,7 @@ func TestSendRetriesAtMostMaxRetries(t *testing.T) {
 
 func TestSendDoesNotRetryA503WithoutRetryAfter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c, tr := scriptedClient(t, Config{QPS: -1}, scriptedAnswer{code: 503})
+		c, tr := scriptedClient(t, Config{RateLimit: RateLimitConfig{QPS: -1}}, scriptedAnswer{code: 503})
 		_, err := c.Send(t.Context(), Request{Path: "/x"})
 		require.Error(t, err)
 		require.Equal(t, 1, tr.count())
@@ -121,7 +121,7 @@ func TestSendDoesNotRetryA503WithoutRetryAfter(t *testing.T) {
 
 func TestSendStopsWaitingWhenTheContextEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c, tr := scriptedClient(t, Config{QPS: -1}, scriptedAnswer{code: 429, retryAfter: "60"})
+		c, tr := scriptedClient(t, Config{RateLimit: RateLimitConfig{QPS: -1}}, scriptedAnswer{code: 429, retryAfter: "60"})
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		defer cancel()
 		start := time.Now()
@@ -134,7 +134,7 @@ func TestSendStopsWaitingWhenTheContextEnds(t *testing.T) {
 
 func TestRateLimitIsSharedByEveryRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c, tr := scriptedClient(t, Config{QPS: 2, Burst: 3})
+		c, tr := scriptedClient(t, Config{RateLimit: RateLimitConfig{QPS: 2, Burst: 3}})
 		start := time.Now()
 		for range 7 {
 			resp, err := c.Send(t.Context(), Request{Path: "/x"})
@@ -161,7 +161,7 @@ func TestRateLimitConfig(t *testing.T) {
 		burst int
 		ok    bool
 	}{{0, 0, true}, {-1, 0, true}, {10, 5, true}, {5, -1, false}} {
-		_, err := NewClient(&Config{Host: "http://127.0.0.1:1", QPS: tt.qps, Burst: tt.burst})
+		_, err := NewClient(&Config{Host: "http://127.0.0.1:1", RateLimit: RateLimitConfig{QPS: tt.qps, Burst: tt.burst}})
 		require.Equal(t, tt.ok, err == nil, "QPS %v burst %d: %v", tt.qps, tt.burst, err)
 	}
 }

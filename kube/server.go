@@ -17,7 +17,7 @@ import (
 // checks that keep credentials off plain http to a remote host could not
 // apply; and an address is printed in errors, logs, snapshot headers and
 // the exec plugin's KUBERNETES_EXEC_INFO, where a credential inside it
-// would leak. Basic auth has its own fields (Config.Username and
+// would leak. Basic auth has its own fields (Config.Auth.Username and
 // Password, a kubeconfig user's username and password), under the same
 // rules as every other credential.
 

@@ -32,13 +32,13 @@ func TestServerUserInfoIsRefused(t *testing.T) {
 		"no scheme (https, as kubectl)": "tok-URLSECRET:x@" + addr,
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := NewClient(&Config{Host: host, Proxy: noProxy})
+			_, err := NewClient(&Config{Host: host, HTTP: HTTPConfig{Proxy: noProxy}})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "Config.Host")
 			assert.Contains(t, err.Error(), "<redacted>@"+addr, "the redacted address")
 			assert.ErrorIs(t, err, errServerUserInfo)
 
-			_, err = (&Config{Host: host, Proxy: noProxy}).RoundTripper()
+			_, err = (&Config{Host: host, HTTP: HTTPConfig{Proxy: noProxy}}).RoundTripper()
 			var ce *ConfigError
 			require.ErrorAs(t, err, &ce)
 			assert.Equal(t, "Host", ce.Field)
@@ -63,7 +63,7 @@ func TestServerUserInfoIsRefused(t *testing.T) {
 // the transport adds.
 func TestPresetAuthorizationIsRefusedInClear(t *testing.T) {
 	var dials atomic.Int32
-	rt, err := (&Config{Host: "http://10.255.255.1", BearerToken: "tok", Transport: dialCounter(&dials)}).RoundTripper()
+	rt, err := (&Config{Host: "http://10.255.255.1", Auth: AuthConfig{BearerToken: "tok"}, HTTP: HTTPConfig{Transport: dialCounter(&dials)}}).RoundTripper()
 	require.NoError(t, err)
 	req, err := http.NewRequest(http.MethodGet, "http://10.255.255.1/api", nil)
 	require.NoError(t, err)

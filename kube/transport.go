@@ -23,8 +23,8 @@ import (
 // Transport defaults. Each is what a zero Config field means, or a fixed
 // bound where Config has no field.
 const (
-	defaultReadIdleTimeout = 30 * time.Second // Config.ReadIdleTimeout zero
-	defaultPingTimeout     = 15 * time.Second // Config.PingTimeout zero
+	defaultReadIdleTimeout = 30 * time.Second // Config.HTTP.ReadIdleTimeout zero
+	defaultPingTimeout     = 15 * time.Second // Config.HTTP.PingTimeout zero
 	dialTimeout            = 30 * time.Second
 	dialKeepAlive          = 30 * time.Second
 	tlsHandshakeTimeout    = 10 * time.Second
@@ -35,7 +35,7 @@ const (
 // ConfigError says which field of a Config is wrong. It never quotes a
 // secret.
 type ConfigError struct {
-	Field string // "Host", "TLS.CAFile", "Exec.Command"
+	Field string // "Host", "TLS.CAFile", "Auth.Exec.Command"
 	Err   error
 }
 
@@ -61,7 +61,7 @@ func defaultTransportDeps() transportDeps {
 // plugin). Files named by c are read now; a token file is re-read when it
 // changes. Credentials are only attached to requests for c.Host, and never
 // over plain http to a host that is not loopback unless
-// c.AllowInsecureToken. The result is safe for concurrent use; build it once
+// c.Auth.AllowInsecureToken. The result is safe for concurrent use; build it once
 // and share it.
 func (c *Config) RoundTripper() (http.RoundTripper, error) {
 	return c.roundTripper(defaultTransportDeps())
@@ -73,16 +73,16 @@ func (c *Config) roundTripper(d transportDeps) (http.RoundTripper, error) {
 		return nil, err
 	}
 	var ex *execProvider
-	if c.Exec != nil {
+	if c.Auth.Exec != nil {
 		if ex, err = newExecProvider(c, d); err != nil {
 			return nil, err
 		}
 	}
-	creds, err := c.credentials(ex, d)
+	creds, err := c.Auth.credentials(ex, d)
 	if err != nil {
 		return nil, err
 	}
-	base := c.Transport
+	base := c.HTTP.Transport
 	if base == nil {
 		t, err := c.newBaseTransport(host.Scheme, ex, d)
 		if err != nil {
@@ -96,13 +96,13 @@ func (c *Config) roundTripper(d transportDeps) (http.RoundTripper, error) {
 	rt := base
 	if creds != nil {
 		at := &authTransport{base: base, creds: creds, hostKey: hostKey(host),
-			allowInsecure: c.AllowInsecureToken}
-		if c.Transport == nil {
-			at.proxy = c.proxy()
+			allowInsecure: c.Auth.AllowInsecureToken}
+		if c.HTTP.Transport == nil {
+			at.proxy = c.HTTP.proxy()
 		}
 		rt = at
 	}
-	agent := c.UserAgent
+	agent := c.HTTP.UserAgent
 	if agent == "" {
 		agent = defaultUserAgent()
 	}
@@ -119,21 +119,21 @@ func (c *Config) hostURL() (*url.URL, error) {
 	return u, nil
 }
 
-func (c *Config) readIdleTimeout() time.Duration {
+func (h *HTTPConfig) readIdleTimeout() time.Duration {
 	switch {
-	case c.ReadIdleTimeout < 0:
+	case h.ReadIdleTimeout < 0:
 		return 0 // x/net/http2: zero disables health pings
-	case c.ReadIdleTimeout == 0:
+	case h.ReadIdleTimeout == 0:
 		return defaultReadIdleTimeout
 	}
-	return c.ReadIdleTimeout
+	return h.ReadIdleTimeout
 }
 
-func (c *Config) pingTimeout() time.Duration {
-	if c.PingTimeout <= 0 {
+func (h *HTTPConfig) pingTimeout() time.Duration {
+	if h.PingTimeout <= 0 {
 		return defaultPingTimeout
 	}
-	return c.PingTimeout
+	return h.PingTimeout
 }
 
 // newBaseTransport builds the *http.Transport for scheme.
@@ -149,10 +149,10 @@ func (c *Config) newBaseTransport(scheme string, ex *execProvider, d transportDe
 	return t, err
 }
 
-// proxy is the proxy choice of the transport built from c.
-func (c *Config) proxy() func(*http.Request) (*url.URL, error) {
-	if c.Proxy != nil {
-		return c.Proxy
+// proxy is the proxy choice of the transport built from h.
+func (h *HTTPConfig) proxy() func(*http.Request) (*url.URL, error) {
+	if h.Proxy != nil {
+		return h.Proxy
 	}
 	return http.ProxyFromEnvironment
 }
@@ -163,7 +163,7 @@ func (c *Config) newHTTPTransport(d transportDeps) *http.Transport {
 		dial = (&net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive}).DialContext
 	}
 	return &http.Transport{
-		Proxy:               c.proxy(),
+		Proxy:               c.HTTP.proxy(),
 		DialContext:         dial,
 		TLSHandshakeTimeout: tlsHandshakeTimeout,
 		MaxIdleConnsPerHost: maxIdleConnsPerHost,
@@ -186,8 +186,8 @@ func (c *Config) newTLSTransport(ex *execProvider, d transportDeps) (*http.Trans
 	if err != nil {
 		return nil, nil, fmt.Errorf("configuring HTTP/2: %w", err)
 	}
-	h2.ReadIdleTimeout = c.readIdleTimeout()
-	h2.PingTimeout = c.pingTimeout()
+	h2.ReadIdleTimeout = c.HTTP.readIdleTimeout()
+	h2.PingTimeout = c.HTTP.pingTimeout()
 	return t, h2, nil
 }
 

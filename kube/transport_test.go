@@ -161,7 +161,7 @@ func TestTLSServerVerification(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := &Config{Host: srv.URL, TLS: tt.tls, Proxy: noProxy}
+			c := &Config{Host: srv.URL, TLS: tt.tls, HTTP: HTTPConfig{Proxy: noProxy}}
 			rt, err := c.RoundTripper()
 			require.NoError(t, err)
 			resp, _, err := get(t, rt, srv.URL)
@@ -182,7 +182,7 @@ func TestTLSCAFile(t *testing.T) {
 	srv := newTLSServer(t, p, tls.NoClientCert, http.HandlerFunc(echoHandler))
 	dir := t.TempDir()
 	caFile := writeFile(t, dir, "ca.crt", string(p.caPEM))
-	rt, err := (&Config{Host: srv.URL, TLS: TLSConfig{CAFile: caFile}, Proxy: noProxy}).RoundTripper()
+	rt, err := (&Config{Host: srv.URL, TLS: TLSConfig{CAFile: caFile}, HTTP: HTTPConfig{Proxy: noProxy}}).RoundTripper()
 	require.NoError(t, err)
 	_, _, err = get(t, rt, srv.URL)
 	require.NoError(t, err)
@@ -207,7 +207,7 @@ func TestTLSClientCertificate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rt, err := (&Config{Host: srv.URL, TLS: tt.tls, Proxy: noProxy}).RoundTripper()
+			rt, err := (&Config{Host: srv.URL, TLS: tt.tls, HTTP: HTTPConfig{Proxy: noProxy}}).RoundTripper()
 			require.NoError(t, err)
 			_, lines, err := get(t, rt, srv.URL)
 			if tt.wantCN == "" {
@@ -223,7 +223,7 @@ func TestTLSClientCertificate(t *testing.T) {
 func TestTransportHTTP2OnTLS(t *testing.T) {
 	p := newTestPKI(t)
 	srv := newTLSServer(t, p, tls.NoClientCert, http.HandlerFunc(echoHandler))
-	rt, err := (&Config{Host: srv.URL, TLS: TLSConfig{CAData: p.caPEM}, Proxy: noProxy}).RoundTripper()
+	rt, err := (&Config{Host: srv.URL, TLS: TLSConfig{CAData: p.caPEM}, HTTP: HTTPConfig{Proxy: noProxy}}).RoundTripper()
 	require.NoError(t, err)
 	resp, lines, err := get(t, rt, srv.URL)
 	require.NoError(t, err)
@@ -234,7 +234,7 @@ func TestTransportHTTP2OnTLS(t *testing.T) {
 func TestTransportHTTP1OnPlainHTTP(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(echoHandler))
 	t.Cleanup(srv.Close)
-	rt, err := (&Config{Host: srv.URL, Proxy: noProxy}).RoundTripper()
+	rt, err := (&Config{Host: srv.URL, HTTP: HTTPConfig{Proxy: noProxy}}).RoundTripper()
 	require.NoError(t, err)
 	resp, lines, err := get(t, rt, srv.URL)
 	require.NoError(t, err)
@@ -255,7 +255,7 @@ func TestTransportPingSettings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := &Config{Host: "https://127.0.0.1:1", ReadIdleTimeout: tt.readIdle, PingTimeout: tt.ping}
+			c := &Config{Host: "https://127.0.0.1:1", HTTP: HTTPConfig{ReadIdleTimeout: tt.readIdle, PingTimeout: tt.ping}}
 			_, h2, err := c.newTLSTransport(nil, defaultTransportDeps())
 			require.NoError(t, err)
 			assert.Equal(t, tt.wantReadIdle, h2.ReadIdleTimeout, "ReadIdleTimeout")
@@ -270,7 +270,7 @@ func TestTransportCompressionAndTLSDefaults(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, tr.DisableCompression, "gzip must stay accepted")
 	assert.False(t, tr.TLSClientConfig.InsecureSkipVerify, "verification must be on by default")
-	assert.NotNil(t, tr.Proxy, "the environment's proxy is used when Config.Proxy is nil")
+	assert.NotNil(t, tr.Proxy, "the environment's proxy is used when Config.HTTP.Proxy is nil")
 }
 
 // recordingTransport is a base RoundTripper that answers 200 and keeps the
@@ -298,7 +298,7 @@ func TestTransportCustomBaseAndUserAgent(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			base := &recordingTransport{}
-			c := &Config{Host: "https://kube.test", Transport: base, UserAgent: tt.agent, BearerToken: "tok"}
+			c := &Config{Host: "https://kube.test", HTTP: HTTPConfig{Transport: base, UserAgent: tt.agent}, Auth: AuthConfig{BearerToken: "tok"}}
 			rt, err := c.RoundTripper()
 			require.NoError(t, err)
 			req, err := http.NewRequest(http.MethodGet, "https://kube.test/api", nil)
@@ -333,9 +333,12 @@ func TestTransportConfigErrors(t *testing.T) {
 		{"missing CA file", Config{Host: "https://x", TLS: TLSConfig{CAFile: "does-not-exist.crt"}}, "does-not-exist.crt"},
 		{"cert without key", Config{Host: "https://x", TLS: TLSConfig{CertData: p.certPEM}}, "without its key"},
 		{"mismatched pair", Config{Host: "https://x", TLS: TLSConfig{CertData: p.certPEM, KeyData: newTestPKI(t).keyPEM}}, "do not form a pair"},
-		{"two kinds of credentials", Config{Host: "https://x", BearerToken: "a", Username: "u"}, "more than one kind"},
-		{"token with a newline", Config{Host: "https://x", BearerToken: "a\nb"}, "not allowed in an HTTP header"},
-		{"bad exec api version", Config{Host: "https://x", Exec: &ExecConfig{Command: "x", APIVersion: "v0"}}, "Exec.APIVersion"},
+		{"two kinds of credentials", Config{Host: "https://x", Auth: AuthConfig{BearerToken: "a", Username: "u"}},
+			"config Auth: Auth.BearerToken and Auth.Username are both set"},
+		{"three kinds of credentials", Config{Host: "https://x", Auth: AuthConfig{BearerTokenFile: "t", Password: "p", Exec: &ExecConfig{Command: "x"}}},
+			"Auth.BearerTokenFile, Auth.Password and Auth.Exec are all set"},
+		{"token with a newline", Config{Host: "https://x", Auth: AuthConfig{BearerToken: "a\nb"}}, "not allowed in an HTTP header"},
+		{"bad exec api version", Config{Host: "https://x", Auth: AuthConfig{Exec: &ExecConfig{Command: "x", APIVersion: "v0"}}}, "Exec.APIVersion"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -355,7 +358,7 @@ func TestTransportProxy(t *testing.T) {
 	t.Cleanup(proxy.Close)
 	proxyURL, err := url.Parse(proxy.URL)
 	require.NoError(t, err)
-	rt, err := (&Config{Host: "http://kube.test", Proxy: http.ProxyURL(proxyURL)}).RoundTripper()
+	rt, err := (&Config{Host: "http://kube.test", HTTP: HTTPConfig{Proxy: http.ProxyURL(proxyURL)}}).RoundTripper()
 	require.NoError(t, err)
 	_, lines, err := get(t, rt, "http://kube.test/api/v1/pods")
 	require.NoError(t, err)
@@ -379,12 +382,12 @@ func BenchmarkTransportWrappers(b *testing.B) {
 		c    Config
 	}{
 		{"none", Config{}},
-		{"bearer", Config{BearerToken: "tok"}},
-		{"token-file", Config{BearerTokenFile: path}},
+		{"bearer", Config{Auth: AuthConfig{BearerToken: "tok"}}},
+		{"token-file", Config{Auth: AuthConfig{BearerTokenFile: path}}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			c := tc.c
-			c.Host, c.Transport = "https://kube.test", nopTransport{}
+			c.Host, c.HTTP.Transport = "https://kube.test", nopTransport{}
 			rt, err := c.RoundTripper()
 			require.NoError(b, err)
 			req, err := http.NewRequest(http.MethodGet, "https://kube.test/api/v1/pods", nil)

@@ -31,7 +31,7 @@ func (f *refusing) intercept(req *http.Request, _ func(*http.Request) (*http.Res
 // fence) like any other; only the choice of http.Client (no timeout)
 // follows the watch test.
 func TestWriteInterceptorSeesWritesThatLookLikeWatches(t *testing.T) {
-	c, tr := scriptedClient(t, Config{QPS: -1})
+	c, tr := scriptedClient(t, Config{RateLimit: RateLimitConfig{QPS: -1}})
 	f := &refusing{}
 	fc := c.WithWriteInterceptor(f.intercept)
 	watchQuery := url.Values{"watch": {"true"}}
@@ -66,7 +66,7 @@ func TestWriteInterceptorSeesWritesThatLookLikeWatches(t *testing.T) {
 // the Retry-After wait refuses the retry.
 func TestWriteInterceptorSeesEveryAttempt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c, tr := scriptedClient(t, Config{QPS: -1}, scriptedAnswer{code: 429, retryAfter: "1"})
+		c, tr := scriptedClient(t, Config{RateLimit: RateLimitConfig{QPS: -1}}, scriptedAnswer{code: 429, retryAfter: "1"})
 		var mu sync.Mutex
 		open := true
 		calls := 0

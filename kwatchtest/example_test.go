@@ -12,6 +12,7 @@ import (
 	"github.com/kwatch/kwatch/informer"
 	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/kwatchtest"
+	"github.com/kwatch/kwatch/watch"
 )
 
 // Seed objects from YAML, then read them through kwatch's client and back
@@ -57,7 +58,7 @@ func ExampleServer_CutWatch() {
 	_, _ = srv.LoadPods(10, 2)
 	c := srv.Client()
 	pods, _ := informer.New(informer.Options[*metav1.PartialObjectMetadata]{
-		Client: c, Resource: kube.Pods, MetadataOnly: true, Logger: slog.New(slog.DiscardHandler)})
+		Client: c, Resource: kube.Pods, Form: watch.FormMetadata, Logger: slog.New(slog.DiscardHandler)})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	ran := make(chan error, 1)

@@ -12,6 +12,7 @@ import (
 	"github.com/kwatch/kwatch/informer"
 	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/kwatchtest"
+	"github.com/kwatch/kwatch/watch"
 )
 
 type configMap struct {
@@ -122,7 +123,7 @@ func TestCutWatchWait(t *testing.T) {
 	require.NoError(t, err)
 	c, err := kube.NewClient(srv.Config())
 	require.NoError(t, err)
-	inf, err := informer.New(informer.Options[*metav1.PartialObjectMetadata]{Client: c, Resource: kube.Pods, MetadataOnly: true})
+	inf, err := informer.New(informer.Options[*metav1.PartialObjectMetadata]{Client: c, Resource: kube.Pods, Form: watch.FormMetadata})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)

@@ -172,7 +172,7 @@ func (s *Server) CACertPEM() []byte {
 // Config returns a new connection configuration for kwatch (kube.NewClient),
 // trusting the server's certificate and carrying its token.
 func (s *Server) Config() *kube.Config {
-	return &kube.Config{Host: s.url, BearerToken: s.token, TLS: kube.TLSConfig{CAData: s.CACertPEM()}}
+	return &kube.Config{Host: s.url, Auth: kube.AuthConfig{BearerToken: s.token}, TLS: kube.TLSConfig{CAData: s.CACertPEM()}}
 }
 
 // Kubeconfig returns the path of a kubeconfig file for any other client

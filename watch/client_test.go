@@ -90,7 +90,7 @@ func TestListPagesWithRealCaptures(t *testing.T) {
 
 func TestListMetadataOnlyAsksForPartialObjectMetadata(t *testing.T) {
 	f, c := newFake(t, map[string]http.HandlerFunc{"/api/v1/pods": capture(t, "list-pods-metadata-only.json", 200)})
-	page, err := List[*metav1.PartialObjectMetadata](context.Background(), c, kube.Pods, kube.Scope{}, ListOptions{MetadataOnly: true})
+	page, err := List[*metav1.PartialObjectMetadata](context.Background(), c, kube.Pods, kube.Scope{}, ListOptions{Form: FormMetadata})
 	require.NoError(t, err)
 	require.Contains(t, f.last().Header.Get("Accept"), "as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
 	require.NotEmpty(t, page.Items)

@@ -32,8 +32,9 @@
 //     get's header, AcceptTable) the server prints: a list is a Table whose
 //     rows hold cells and, by default, each object's PartialObjectMetadata;
 //     a watch event's object is a one-row Table, column definitions on the
-//     first event only, a BOOKMARK's too. ListOptions.Table and
-//     WatchOptions.Table ask for it; DecodeList hands each row to T as such a
+//     first event only, a BOOKMARK's too. Form FormTable (or
+//     FormTableObject, rows with whole objects) in ListOptions and
+//     WatchOptions asks for it; DecodeList hands each row to T as such a
 //     one-row Table, so one T decodes lists and watches alike.
 //
 // The connection (config, credentials, transport, rate limit, status
@@ -46,7 +47,7 @@
 //     options say (resourceVersion, pages, form), with idle deadlines when asked for
 //     (ListOptions and WatchOptions.IdleTimeout; none by default) so a silent
 //     server cannot hang a caller. A watch lasts as long as the server keeps
-//     it open; kube.Config.Timeout does not bound it. Errors are
+//     it open; kube.Config.HTTP.Timeout does not bound it. Errors are
 //     *kube.StatusError inside a *kube.OpError, never retried here: the
 //     caller's policy decides (the informer's backoff).
 //   - A Decoder that frames and decodes a watch stream incrementally, whatever
@@ -64,7 +65,7 @@
 //     keeps them. Field names are matched case-sensitively and as written,
 //     without unescaping (see json.go).
 //   - Protobuf for object types with a generated Unmarshal (every k8s.io/api
-//     type; see ProtobufObject and Config.ContentType), decoded by the
+//     type; see ProtobufObject and Config.Encoding.ContentType), decoded by the
 //     package itself around the object's own Unmarshal, lists item by item,
 //     with JSON as the fallback the server may choose. An object of a
 //     recursive type (a CRD, through JSONSchemaProps) nested deeper than

@@ -10,9 +10,10 @@ type encoding[T Object] struct {
 }
 
 // asked is what the caller's options say of the encoding (ListOptions and
-// WatchOptions carry the same three fields).
+// WatchOptions carry the same two fields).
 type asked struct {
-	json, table, metadataOnly bool
+	form Form
+	json bool
 }
 
 // chooseEncoding picks, in this order: the server's Table (kubectl's
@@ -22,9 +23,9 @@ type asked struct {
 // metadata are JSON only: kwatch decodes neither from protobuf.
 func chooseEncoding[T Object](c *kube.Client, a asked, metaAccept string) encoding[T] {
 	switch {
-	case a.table:
+	case a.form.IsTable():
 		return encoding[T]{accept: AcceptTable}
-	case a.metadataOnly:
+	case a.form == FormMetadata:
 		return encoding[T]{accept: metaAccept}
 	case a.json:
 		return encoding[T]{accept: acceptJSON}

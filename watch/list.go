@@ -48,7 +48,10 @@ func List[T Object](ctx context.Context, c *kube.Client, res kube.Resource, sc k
 // decoded, so the page is never held in memory whole. An error from each
 // stops the list and is returned as is.
 func ListEach[T Object](ctx context.Context, c *kube.Client, res kube.Resource, sc kube.Scope, opts ListOptions, each func(T) error) (ListMeta, error) {
-	enc := chooseEncoding[T](c, asked{json: opts.JSON, table: opts.Table, metadataOnly: opts.MetadataOnly}, acceptMetaList)
+	if err := opts.Form.check("ListOptions.Form"); err != nil {
+		return ListMeta{}, err
+	}
+	enc := chooseEncoding[T](c, asked{form: opts.Form, json: opts.JSON}, acceptMetaList)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var idle *idleReader

@@ -29,7 +29,7 @@ type ListMeta struct {
 // by maxItemSize bytes (0 or less means DefaultMaxFrameSize) and by
 // MaxNestingDepth.
 //
-// A Table body (kind "Table", asked for with ListOptions.Table) is
+// A Table body (kind "Table", asked for with a Table Form) is
 // decoded row by row: each row is handed to T as a one-row Table,
 // {"kind":"Table","apiVersion":"meta.k8s.io/v1","columnDefinitions":[...],"rows":[row]},
 // which is also the shape of a Table watch event's object. Only the page's
@@ -60,7 +60,7 @@ func DecodeList[T Object](r io.Reader, maxItemSize int, each func(T) error) (Lis
 		case key == "items":
 			d.sawItems = true
 			return decodeItems(d, each)
-		case key == "rows": // a Table (ListOptions.Table)
+		case key == "rows": // a Table (a Table Form)
 			d.sawItems = true
 			return decodeRows(d, each)
 		case key == "columnDefinitions":

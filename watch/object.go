@@ -12,8 +12,8 @@ import (
 // DecodeObject decodes one object body of the API server into a fresh T:
 // JSON, or when contentType names protobuf an enveloped object message
 // (T must then decode protobuf: see ProtobufObject). Strings are interned
-// as in lists and watches unless the client's Config.NoProtobufIntern asks
-// otherwise for protobuf. Bad input is a *DecodeError naming what was
+// as in lists and watches unless the client's
+// Config.Encoding.NoProtobufIntern asks otherwise for protobuf. Bad input is a *DecodeError naming what was
 // wrong; it never panics. The caller bounds the body's size.
 func DecodeObject[T Object](c *kube.Client, body []byte, contentType string) (T, error) {
 	var zero T

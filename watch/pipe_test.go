@@ -95,5 +95,5 @@ func servePipe(t *testing.T, serve func(context.Context, net.Listener) error) *k
 		cancel()
 		require.NoError(t, <-served)
 	})
-	return &kube.Config{Host: "http://127.0.0.1", Transport: tr}
+	return &kube.Config{Host: "http://127.0.0.1", HTTP: kube.HTTPConfig{Transport: tr}}
 }

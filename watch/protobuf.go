@@ -19,7 +19,7 @@ const acceptProtobuf = kube.ContentTypeProtobuf + "," + kube.ContentTypeJSON
 // ProtobufObject is an object type that decodes the API server's protobuf
 // encoding of itself, as every type of k8s.io/api does through its
 // generated Unmarshal method (declared on the type itself: see
-// DecodesProtobuf). Unless Config.ContentType is
+// DecodesProtobuf). Unless Config.Encoding.ContentType is
 // ContentTypeJSON, lists and watches of such a type ask for protobuf.
 type ProtobufObject interface {
 	Unmarshal([]byte) error

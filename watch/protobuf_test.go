@@ -23,7 +23,7 @@ func protoClient(t *testing.T, h http.HandlerFunc) *kube.Client {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	c, err := kube.NewClient(&kube.Config{Host: srv.URL, ContentType: kube.ContentTypeProtobuf})
+	c, err := kube.NewClient(&kube.Config{Host: srv.URL, Encoding: kube.EncodingConfig{ContentType: kube.ContentTypeProtobuf}})
 	require.NoError(t, err)
 	return c
 }
@@ -269,14 +269,14 @@ func TestContentTypeOnlyAsksProtobufWhenItCanDecodeIt(t *testing.T) {
 	proto := protoClient(t, h)
 	srv := httptest.NewServer(http.HandlerFunc(h))
 	defer srv.Close()
-	plain, err := kube.NewClient(&kube.Config{Host: srv.URL, ContentType: kube.ContentTypeJSON})
+	plain, err := kube.NewClient(&kube.Config{Host: srv.URL, Encoding: kube.EncodingConfig{ContentType: kube.ContentTypeJSON}})
 	require.NoError(t, err)
 	ctx := context.Background()
 	_, err = List[*protoPod](ctx, plain, kube.Pods, kube.Scope{}, ListOptions{}) // JSON when asked
 	require.NoError(t, err)
 	_, err = List[*testPod](ctx, proto, kube.Pods, kube.Scope{}, ListOptions{}) // cannot decode protobuf
 	require.NoError(t, err)
-	_, err = List[*protoPod](ctx, proto, kube.Pods, kube.Scope{}, ListOptions{MetadataOnly: true})
+	_, err = List[*protoPod](ctx, proto, kube.Pods, kube.Scope{}, ListOptions{Form: FormMetadata})
 	require.NoError(t, err)
 	require.Equal(t, []string{acceptJSON, acceptJSON, acceptMetaList}, accepts)
 
@@ -297,8 +297,8 @@ func TestContentTypeOnlyAsksProtobufWhenItCanDecodeIt(t *testing.T) {
 	_, err = Watch[*testPod](ctx, c, kube.Pods, kube.Scope{}, WatchOptions{})
 	require.ErrorIs(t, err, errWrongEncoding)
 
-	_, err = kube.NewClient(&kube.Config{Host: srv.URL, ContentType: "application/cbor"})
-	require.ErrorContains(t, err, `Config.ContentType "application/cbor" is not supported`)
+	_, err = kube.NewClient(&kube.Config{Host: srv.URL, Encoding: kube.EncodingConfig{ContentType: "application/cbor"}})
+	require.ErrorContains(t, err, `Config.Encoding.ContentType "application/cbor" is not supported`)
 }
 
 func TestProtobufObjectsAreInternedUnlessAskedNot(t *testing.T) {
@@ -309,7 +309,7 @@ func TestProtobufObjectsAreInternedUnlessAskedNot(t *testing.T) {
 	}))
 	defer srv.Close()
 	for _, noIntern := range []bool{false, true} {
-		c, err := kube.NewClient(&kube.Config{Host: srv.URL, NoProtobufIntern: noIntern})
+		c, err := kube.NewClient(&kube.Config{Host: srv.URL, Encoding: kube.EncodingConfig{NoProtobufIntern: noIntern}})
 		require.NoError(t, err)
 		page, err := List[*protoPod](context.Background(), c, kube.Pods, kube.Scope{}, ListOptions{})
 		require.NoError(t, err)
@@ -330,7 +330,7 @@ func TestProtobufKeepsInvalidUTF8(t *testing.T) {
 	}))
 	defer srv.Close()
 	for _, noIntern := range []bool{false, true} {
-		c, err := kube.NewClient(&kube.Config{Host: srv.URL, NoProtobufIntern: noIntern})
+		c, err := kube.NewClient(&kube.Config{Host: srv.URL, Encoding: kube.EncodingConfig{NoProtobufIntern: noIntern}})
 		require.NoError(t, err)
 		page, err := List[*protoPod](context.Background(), c, kube.Pods, kube.Scope{}, ListOptions{})
 		require.NoError(t, err)
@@ -350,7 +350,7 @@ func TestProtobufKeepsInvalidUTF8(t *testing.T) {
 func TestChooseEncoding(t *testing.T) {
 	proto, err := kube.NewClient(&kube.Config{Host: "http://127.0.0.1:1"})
 	require.NoError(t, err)
-	jsonOnly, err := kube.NewClient(&kube.Config{Host: "http://127.0.0.1:1", ContentType: kube.ContentTypeJSON})
+	jsonOnly, err := kube.NewClient(&kube.Config{Host: "http://127.0.0.1:1", Encoding: kube.EncodingConfig{ContentType: kube.ContentTypeJSON}})
 	require.NoError(t, err)
 	tests := []struct {
 		name      string
@@ -362,8 +362,8 @@ func TestChooseEncoding(t *testing.T) {
 		{"default", proto, asked{}, acceptProtobuf, true},
 		{"json client", jsonOnly, asked{}, acceptJSON, false},
 		{"json asked", proto, asked{json: true}, acceptJSON, false},
-		{"metadata", proto, asked{metadataOnly: true, json: true}, acceptMetaList, false},
-		{"table", proto, asked{table: true, metadataOnly: true, json: true}, AcceptTable, false},
+		{"metadata", proto, asked{form: FormMetadata, json: true}, acceptMetaList, false},
+		{"table", proto, asked{form: FormTable, json: true}, AcceptTable, false},
 	}
 	for _, tc := range tests {
 		got := chooseEncoding[*protoPod](tc.c, tc.a, acceptMetaList)

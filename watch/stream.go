@@ -37,7 +37,10 @@ type Stream[T Object] struct {
 // resource still sends bytes.
 func Watch[T Object](ctx context.Context, c *kube.Client, res kube.Resource, sc kube.Scope, opts WatchOptions) (*Stream[T], error) {
 	idleTimeout := opts.IdleTimeout
-	enc := chooseEncoding[T](c, asked{json: opts.JSON, table: opts.Table, metadataOnly: opts.MetadataOnly}, acceptMetaWatch)
+	if err := opts.Form.check("WatchOptions.Form"); err != nil {
+		return nil, err
+	}
+	enc := chooseEncoding[T](c, asked{form: opts.Form, json: opts.JSON}, acceptMetaWatch)
 	ctx, cancel := context.WithCancel(ctx)
 	var idle *idleReader
 	if idleTimeout > 0 {

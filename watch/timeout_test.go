@@ -14,7 +14,7 @@ import (
 	"github.com/kwatch/kwatch/kube"
 )
 
-// TestTimeoutDoesNotBoundWatches: Config.Timeout bounds list pages and
+// TestTimeoutDoesNotBoundWatches: Config.HTTP.Timeout bounds list pages and
 // discovery, not a watch, which may be healthy for hours. The watch here
 // receives a bookmark every second for 10 s with a Timeout of 1 s, and ends
 // only when the server ends it (timeoutSeconds).
@@ -23,7 +23,7 @@ func TestTimeoutDoesNotBoundWatches(t *testing.T) {
 		srv, cfg := startPipeSim(t, sim.Options{BookmarkInterval: time.Second, DeadlineBookmarkLead: -1})
 		_, err := srv.PutPod(sim.Pod{Namespace: "demo", Name: "web"})
 		require.NoError(t, err)
-		cfg.Timeout = time.Second
+		cfg.HTTP.Timeout = time.Second
 		c, err := kube.NewClient(cfg)
 		require.NoError(t, err)
 
@@ -67,11 +67,11 @@ func TestTimeoutDoesNotBoundWatches(t *testing.T) {
 func stallHandler(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
 
 // TestTimeoutBoundsNonWatchRequests: list pages, discovery and requests sent
-// with Do fail after Config.Timeout when the server does not answer.
+// with Do fail after Config.HTTP.Timeout when the server does not answer.
 func TestTimeoutBoundsNonWatchRequests(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := startPipeHandler(t, http.HandlerFunc(stallHandler))
-		cfg.Timeout = time.Second
+		cfg.HTTP.Timeout = time.Second
 		c, err := kube.NewClient(cfg)
 		require.NoError(t, err)
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "/api/v1/pods", nil)
@@ -106,7 +106,7 @@ func TestTimeoutBoundsAListBody(t *testing.T) {
 			w.(http.Flusher).Flush()
 			<-r.Context().Done()
 		}))
-		cfg.Timeout = time.Second
+		cfg.HTTP.Timeout = time.Second
 		c, err := kube.NewClient(cfg)
 		require.NoError(t, err)
 		start := time.Now()

@@ -66,15 +66,9 @@ type ListOptions struct {
 	ResourceVersionMatch string // "", MatchNotOlderThan or MatchExact
 	Limit                int64  // page size; 0 means no limit
 	Continue             string // token from the previous page
-	// MetadataOnly asks for PartialObjectMetadataList: objects carry only
-	// apiVersion, kind and metadata.
-	MetadataOnly bool
-	// Table asks for the server's printed Table (AcceptTable), as kubectl
-	// get does; see DecodeList for how rows become items.
-	Table bool
-	// TableObject, with Table, asks for each row's whole object
-	// (includeObject=Object) instead of its PartialObjectMetadata.
-	TableObject bool
+	// Form is what the server sends of each item: the object
+	// (FormObject), its metadata, or the server's Table.
+	Form Form
 	// IdleTimeout, when positive, fails the list with ErrIdleTimeout after
 	// that long without a byte from the server, so a body that never ends
 	// cannot hang the caller. Not sent to the server.
@@ -94,9 +88,7 @@ func (o ListOptions) query(sc kube.Scope) url.Values {
 	if o.Limit > 0 {
 		q.Set("limit", strconv.FormatInt(o.Limit, 10))
 	}
-	if o.Table && o.TableObject {
-		q.Set("includeObject", "Object")
-	}
+	o.Form.setQuery(q)
 	return q
 }
 
@@ -114,14 +106,10 @@ type WatchOptions struct {
 	// which Watch sets when it is empty.
 	SendInitialEvents    bool
 	ResourceVersionMatch string
-	MetadataOnly         bool
-	// Table asks for the server's printed Table (AcceptTable): each event's
-	// object is then a one-row Table, the first carrying the column
-	// definitions.
-	Table bool
-	// TableObject, with Table, asks for each row's whole object
-	// (includeObject=Object) instead of its PartialObjectMetadata.
-	TableObject bool
+	// Form is what the server sends of each object (FormObject: the
+	// object). With a Table form each event's object is a one-row Table,
+	// the first carrying the column definitions.
+	Form Form
 	// IdleTimeout, when positive, ends the stream with ErrIdleTimeout after
 	// that long without a byte from the server (see Watch). Not sent to the server.
 	IdleTimeout time.Duration
@@ -153,9 +141,7 @@ func (o WatchOptions) query(sc kube.Scope) url.Values {
 	} else {
 		setNonEmpty(q, "resourceVersionMatch", o.ResourceVersionMatch)
 	}
-	if o.Table && o.TableObject {
-		q.Set("includeObject", "Object")
-	}
+	o.Form.setQuery(q)
 	return q
 }
 

@@ -71,12 +71,28 @@ users:
 - name: me
   user: {}
 `), 0o600))
+	twoCreds := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, os.WriteFile(twoCreds, []byte(`apiVersion: v1
+kind: Config
+clusters:
+- name: prod
+  cluster: {server: "https://127.0.0.1:6443"}
+contexts:
+- name: prod
+  context: {cluster: prod, user: me}
+current-context: prod
+users:
+- name: me
+  user: {token: t, username: u}
+`), 0o600))
 	tests := []struct {
 		name string
 		args []string
 		want []string
 		not  []string
 	}{
+		{"a kubeconfig user with two kinds of credential", []string{"pods", "--kubeconfig", twoCreds},
+			[]string{"users[].user", "token and username are both set"}, []string{"Auth.", "config "}},
 		{"--certificate-authority names a missing file", []string{"pods", "-s", "https://127.0.0.1:6443", "--certificate-authority", missing},
 			[]string{"--certificate-authority", missing}, []string{"TLS.", "config "}},
 		{"the kubeconfig's CA file is missing", []string{"pods", "--kubeconfig", kc},

@@ -23,7 +23,7 @@ func completionClient(e *env, o *getOptions) (*kube.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.Timeout = completionWait
+	cfg.HTTP.Timeout = completionWait
 	return kube.NewClient(cfg)
 }
 

@@ -44,17 +44,22 @@ func explainKubeconfig(err error) error {
 // configFields map the kube package's Config fields to the flag that sets
 // each and the kubeconfig field that does.
 var configFields = map[string][2]string{
-	"Host":                      {"--server", "clusters[].cluster.server"},
-	"TLS.CAFile":                {"--certificate-authority", "clusters[].cluster.certificate-authority"},
-	"TLS.CAData":                {"--certificate-authority", "clusters[].cluster.certificate-authority-data"},
-	"TLS.Insecure":              {"--insecure-skip-tls-verify", "clusters[].cluster.insecure-skip-tls-verify"},
-	"TLS.CertData/KeyData":      {"--client-certificate and --client-key", "users[].user.client-certificate(-data) and client-key(-data)"},
-	"BearerToken":               {"--token", "users[].user.token"},
-	"Username":                  {"", "users[].user.username"},
-	"BearerToken/Username/Exec": {"", "users[].user (token, username and exec exclude each other)"},
-	"Exec.Command":              {"", "users[].user.exec.command"},
-	"Exec.APIVersion":           {"", "users[].user.exec.apiVersion"},
+	"Host":                 {"--server", "clusters[].cluster.server"},
+	"TLS.CAFile":           {"--certificate-authority", "clusters[].cluster.certificate-authority"},
+	"TLS.CAData":           {"--certificate-authority", "clusters[].cluster.certificate-authority-data"},
+	"TLS.Insecure":         {"--insecure-skip-tls-verify", "clusters[].cluster.insecure-skip-tls-verify"},
+	"TLS.CertData/KeyData": {"--client-certificate and --client-key", "users[].user.client-certificate(-data) and client-key(-data)"},
+	"Auth.BearerToken":     {"--token", "users[].user.token"},
+	"Auth.Username":        {"", "users[].user.username"},
+	"Auth":                 {"", "users[].user (token, username and exec exclude each other)"},
+	"Auth.Exec.Command":    {"", "users[].user.exec.command"},
+	"Auth.Exec.APIVersion": {"", "users[].user.exec.apiVersion"},
 }
+
+// userFieldNames spell the Auth fields as a kubeconfig user does; the
+// longer name first, as a Replacer tries them in order.
+var userFieldNames = strings.NewReplacer("Auth.BearerTokenFile", "tokenFile", "Auth.BearerToken", "token",
+	"Auth.Username", "username", "Auth.Password", "password", "Auth.Exec", "exec")
 
 // explainConfig rewrites an error of kube.NewClient: the flag when the
 // command line set the value, else the kubeconfig field.
@@ -68,6 +73,9 @@ func explainConfig(err error, c connFlags) error {
 		what := names[1] + " in the kubeconfig"
 		if names[0] != "" && flagSets(c, ce.Field) {
 			what = names[0]
+		}
+		if ce.Field == "Auth" { // the kinds of credential set, by their Go paths
+			return fmt.Errorf("%s: %s", what, userFieldNames.Replace(ce.Err.Error()))
 		}
 		return fmt.Errorf("%s: %w", what, ce.Err)
 	}
@@ -93,7 +101,7 @@ func flagSets(c connFlags, field string) bool {
 		return c.insecure
 	case "TLS.CertData/KeyData":
 		return c.certFile != "" || c.keyFile != ""
-	case "BearerToken":
+	case "Auth.BearerToken":
 		return c.token != ""
 	}
 	return false

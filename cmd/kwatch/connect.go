@@ -58,8 +58,8 @@ func loadConfig(c connFlags, namespace string, e *env) (*kube.Config, error) {
 		cfg.Host = serverURL(c.server)
 	}
 	if c.token != "" {
-		cfg.BearerToken, cfg.BearerTokenFile = c.token, ""
-		cfg.Username, cfg.Password, cfg.Exec = "", "", nil
+		// --token replaces every credential of the kubeconfig.
+		cfg.Auth = kube.AuthConfig{BearerToken: c.token, AllowInsecureToken: cfg.Auth.AllowInsecureToken}
 	}
 	if c.caFile != "" {
 		cfg.TLS.CAFile, cfg.TLS.CAData = c.caFile, nil

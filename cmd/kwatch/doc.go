@@ -52,7 +52,7 @@
 //     noise left out unless --diff-noise, and says when a relist computed
 //     the change (informer.RelistUpdater); with -o json|yaml each watch
 //     event carries the JSON patch instead. Tables then ask for each row's
-//     whole object (informer.Options.TableObject).
+//     whole object (informer.Options.Form watch.FormTableObject).
 //   - "--sim" runs against an in-process simulated cluster; "kwatch sim"
 //     serves one for other clients.
 //   - "--live", on a terminal, shows the resource as a full-screen table

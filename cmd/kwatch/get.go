@@ -95,9 +95,7 @@ func getWith(ctx context.Context, g *group, e *env, o *getOptions) error {
 		return watchWith(g, e, o, t, view[*printers.Raw]{sink: o.shared}, out)
 	case table: // the server prints the rows, as it does for kubectl
 		return watchWith(g, e, o, t, view[*printers.ServerRow]{
-			sink: withDiff[*printers.ServerRow](newServerTable(g.ctx, out, e, o, t), out, e, o), table: true,
-			// --diff compares whole objects: the rows carry them.
-			tableObject: o.diff,
+			sink: withDiff[*printers.ServerRow](newServerTable(g.ctx, out, e, o, t), out, e, o), form: tableForm(o.diff),
 			transform: func(r *printers.ServerRow) *printers.ServerRow {
 				if !o.diff {
 					r.Object = nil
@@ -116,7 +114,7 @@ func getWith(ctx context.Context, g *group, e *env, o *getOptions) error {
 		return watchWith(g, e, o, t, view[*printers.Raw]{sink: withDiff[*printers.Raw](s, out, e, o)}, out)
 	case o.output == "name":
 		s := &streamSink[*printers.Object]{stream: newStream(out, o, t), raw: func(*printers.Object) []byte { return nil }}
-		return watchWith(g, e, o, t, view[*printers.Object]{sink: s, metadataOnly: true}, out)
+		return watchWith(g, e, o, t, view[*printers.Object]{sink: s, form: watch.FormMetadata}, out)
 	default:
 		s := &streamSink[*printers.Raw]{stream: newStream(out, o, t), raw: func(r *printers.Raw) []byte { return r.JSON }, patch: o.diff}
 		return watchWith(g, e, o, t, view[*printers.Raw]{sink: s}, out)
@@ -132,13 +130,21 @@ func withDiff[T any](s sink[T], out io.Writer, e *env, o *getOptions) sink[T] {
 }
 
 // view is how one output format sees objects: the type they decode into,
-// whether metadata is enough, and the sink that prints them.
+// the form the server sends them in (metadata may be enough, or the
+// server's Table rows), and the sink that prints them.
 type view[T watch.Object] struct {
-	sink         sink[T]
-	metadataOnly bool
-	table        bool      // T decodes the server's Table rows
-	tableObject  bool      // and each row carries its whole object
-	transform    func(T) T // may slim an object before it is cached
+	sink      sink[T]
+	form      watch.Form
+	transform func(T) T // may slim an object before it is cached
+}
+
+// tableForm is the form of the server's Table rows: with whole objects for
+// --diff, which compares them.
+func tableForm(diff bool) watch.Form {
+	if diff {
+		return watch.FormTableObject
+	}
+	return watch.FormTable
 }
 
 // connect builds the client (starting the simulated cluster for --sim),
@@ -199,7 +205,7 @@ func watchWith[T watch.Object](g *group, e *env, o *getOptions, t *target, v vie
 	prog := newProgress(e, t.res.Resource)
 	inf, err := informer.New(informer.Options[T]{
 		Client: t.client, Resource: t.res, Scope: scope(t, o),
-		MetadataOnly: v.metadataOnly, Table: v.table, TableObject: v.tableObject, Logger: logger(e, o),
+		Form: v.form, Logger: logger(e, o),
 		Transform: func(obj T) (T, error) {
 			prog.add(1)
 			if v.transform != nil {

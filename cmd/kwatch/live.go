@@ -14,6 +14,7 @@ import (
 	"github.com/kwatch/kwatch/cmd/kwatch/internal/live"
 	"github.com/kwatch/kwatch/cmd/kwatch/internal/printers"
 	"github.com/kwatch/kwatch/informer"
+	"github.com/kwatch/kwatch/watch"
 )
 
 // livePollEvery is how often the live view reads the informer's health for
@@ -58,12 +59,13 @@ func checkLive(e *env, o *getOptions) error {
 func liveWith(g *group, o *getOptions, t *target, screen tcell.Screen) error {
 	prog := newProgress(&env{}, t.res.Resource) // counts only, draws nothing: the view shows the progress
 	inf, err := informer.New(informer.Options[*printers.ServerRow]{
-		Client: t.client, Resource: t.res, Scope: scope(t, o), Table: true,
+		Client: t.client, Resource: t.res, Scope: scope(t, o),
 		// Logs would scribble over the screen; the connection line says
 		// what the informer is doing.
 		Logger: slog.New(slog.DiscardHandler),
-		// The rows carry their objects, for the changes pane (Enter).
-		TableObject: true,
+		// The server's Table rows, carrying their objects for the changes
+		// pane (Enter).
+		Form: watch.FormTableObject,
 		Transform: func(r *printers.ServerRow) (*printers.ServerRow, error) {
 			prog.add(1)
 			return r.Slim(), nil

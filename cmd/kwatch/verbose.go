@@ -47,7 +47,7 @@ func withTimeout(ctx context.Context, d time.Duration) (context.Context, context
 // timeout and, from -v=6, a line on stderr for every request.
 func newClient(cfg *kube.Config, e *env, o *getOptions) (*kube.Client, error) {
 	if o.requestTimeoutSet && o.requestTimeout > 0 {
-		cfg.Timeout = o.requestTimeout // kubectl's meaning: each request
+		cfg.HTTP.Timeout = o.requestTimeout // kubectl's meaning: each request
 	}
 	if o.verbosity >= verboseRequests {
 		logged, err := loggingConfig(cfg, e.stderr, o.verbosity >= verboseHeaders)
@@ -72,8 +72,8 @@ func loggingConfig(cfg *kube.Config, w io.Writer, headers bool) (*kube.Config, e
 		return nil, err
 	}
 	c := *cfg
-	c.BearerToken, c.BearerTokenFile, c.Username, c.Password, c.Exec = "", "", "", "", nil
-	c.Transport = &requestLogger{base: rt, w: w, headers: headers, now: time.Now}
+	c.Auth = kube.AuthConfig{} // rt attaches them
+	c.HTTP.Transport = &requestLogger{base: rt, w: w, headers: headers, now: time.Now}
 	return &c, nil
 }
 

@@ -49,7 +49,7 @@ func (r *realTarget) StorageConfig() *kube.Config {
 }
 
 func (r *realTarget) config(host, token string) *kube.Config {
-	return &kube.Config{Host: host, BearerToken: token, TLS: kube.TLSConfig{CAData: r.cl.PKI.CAPEM}}
+	return &kube.Config{Host: host, Auth: kube.AuthConfig{BearerToken: token}, TLS: kube.TLSConfig{CAData: r.cl.PKI.CAPEM}}
 }
 
 // expireLimit bounds the wait for compaction: two compaction intervals
@@ -67,7 +67,7 @@ func (r *realTarget) Expire(ctx context.Context, rv string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, expireLimit)
 	defer cancel()
-	opts := watch.ListOptions{ResourceVersion: rv, ResourceVersionMatch: watch.MatchExact, Limit: 1, MetadataOnly: true}
+	opts := watch.ListOptions{ResourceVersion: rv, ResourceVersionMatch: watch.MatchExact, Limit: 1, Form: watch.FormMetadata}
 	for _, c := range []*kube.Client{r.nocache, r.cached} {
 		for {
 			_, err := watch.List[*metav1.PartialObjectMetadata](ctx, c, kube.Pods, kube.Scope{}, opts)

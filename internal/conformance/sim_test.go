@@ -57,7 +57,7 @@ func (s *simTarget) Name() string { return "sim" }
 // does not know.
 func (s *simTarget) Config(u suite.User) *kube.Config {
 	tokens := map[suite.User]string{suite.Admin: simToken, suite.Plain: simPlainToken, suite.Stranger: "not-a-known-token"}
-	return &kube.Config{Host: s.h.URL, BearerToken: tokens[u], TLS: kube.TLSConfig{CAData: s.h.CACertPEM}}
+	return &kube.Config{Host: s.h.URL, Auth: kube.AuthConfig{BearerToken: tokens[u]}, TLS: kube.TLSConfig{CAData: s.h.CACertPEM}}
 }
 
 func (s *simTarget) StorageConfig() *kube.Config { return s.Config(suite.Admin) }

@@ -25,6 +25,7 @@ import (
 	"github.com/kwatch/kwatch/metrics/metricstest"
 	kwprom "github.com/kwatch/kwatch/metrics/prometheus"
 	"github.com/kwatch/kwatch/queue"
+	"github.com/kwatch/kwatch/watch"
 )
 
 // scrape serves reg through promhttp in the text format and returns its
@@ -99,7 +100,7 @@ func TestInformerSeries(t *testing.T) {
 	c, err := kube.NewClient(srv.Config())
 	require.NoError(t, err)
 	pods, err := informer.New(informer.Options[*metav1.PartialObjectMetadata]{
-		Client: c, Resource: kube.Pods, MetadataOnly: true, Logger: slog.New(slog.DiscardHandler)})
+		Client: c, Resource: kube.Pods, Form: watch.FormMetadata, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	preg := prom.NewRegistry()
 	adapter := kwprom.New(preg)

@@ -27,7 +27,7 @@ type kwatchCtl struct {
 func newKwatchCtl(cfg CtlConfig, p *ctlProbe, noCopy bool) (ctlEngine, error) {
 	// ContentType "" is kwatch's default: protobuf where the server speaks
 	// it, JSON otherwise.
-	c, err := kube.NewClient(&kube.Config{Host: cfg.Host, QPS: -1})
+	c, err := kube.NewClient(&kube.Config{Host: cfg.Host, RateLimit: kube.RateLimitConfig{QPS: -1}})
 	if err != nil {
 		return nil, fmt.Errorf("kwatch client: %w", err)
 	}

@@ -48,16 +48,18 @@ type kwatchEngine[T watch.Object] struct {
 
 func newKwatch[T watch.Object](cfg Config, p *probe, metaOnly bool, contentType string) (informerEngine, error) {
 	ct, noIntern := strings.CutSuffix(contentType, ";nointern")
-	c, err := kube.NewClient(&kube.Config{Host: cfg.Host, ContentType: ct, NoProtobufIntern: noIntern})
+	c, err := kube.NewClient(&kube.Config{Host: cfg.Host, Encoding: kube.EncodingConfig{ContentType: ct, NoProtobufIntern: noIntern}})
 	if err != nil {
 		return nil, fmt.Errorf("kwatch client: %w", err)
 	}
 	opts := informer.Options[T]{
-		Client:       c,
-		Resource:     kube.Pods,
-		MetadataOnly: metaOnly,
-		Logger:       slog.New(slog.NewTextHandler(logSink(), &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Tuning:       informer.Tuning{PageSize: cfg.PageSize, Decoder: watch.DecoderOptions{Parallelism: cfg.Parallelism}},
+		Client:   c,
+		Resource: kube.Pods,
+		Logger:   slog.New(slog.NewTextHandler(logSink(), &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Tuning:   informer.Tuning{PageSize: cfg.PageSize, Decoder: watch.DecoderOptions{Parallelism: cfg.Parallelism}},
+	}
+	if metaOnly {
+		opts.Form = watch.FormMetadata
 	}
 	switch cfg.ListMode {
 	case "", "auto":

@@ -40,7 +40,7 @@ type compactEngine struct {
 // newKwatchCompact builds EngineCompact (read false) or EngineCompactRead
 // (read true).
 func newKwatchCompact(cfg Config, p *probe, read bool) (informerEngine, error) {
-	c, err := kube.NewClient(&kube.Config{Host: cfg.Host, ContentType: kube.ContentTypeProtobuf})
+	c, err := kube.NewClient(&kube.Config{Host: cfg.Host, Encoding: kube.EncodingConfig{ContentType: kube.ContentTypeProtobuf}})
 	if err != nil {
 		return nil, fmt.Errorf("kwatch client: %w", err)
 	}

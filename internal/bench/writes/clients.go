@@ -45,9 +45,9 @@ type Conn struct {
 func Dial(host string, row Row, wrap func(http.RoundTripper) http.RoundTripper) (*Conn, error) {
 	c := &Conn{Row: row}
 	if row.KWatch {
-		cfg := &kube.Config{Host: host, QPS: -1}
+		cfg := &kube.Config{Host: host, RateLimit: kube.RateLimitConfig{QPS: -1}}
 		if wrap != nil {
-			cfg.Transport = wrap(http.DefaultTransport.(*http.Transport).Clone())
+			cfg.HTTP.Transport = wrap(http.DefaultTransport.(*http.Transport).Clone())
 		}
 		kc, err := kube.NewClient(cfg)
 		if err != nil {

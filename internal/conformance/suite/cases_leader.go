@@ -145,7 +145,7 @@ func requireLeader(t T, tl *timeline, who string) {
 
 // clientGoConfig is cfg for client-go.
 func clientGoConfig(cfg *kube.Config) *rest.Config {
-	return &rest.Config{Host: cfg.Host, BearerToken: cfg.BearerToken,
+	return &rest.Config{Host: cfg.Host, BearerToken: cfg.Auth.BearerToken,
 		TLSClientConfig: rest.TLSClientConfig{CAData: cfg.TLS.CAData}}
 }
 

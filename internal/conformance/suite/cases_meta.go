@@ -27,12 +27,12 @@ func requirePartial(t T, obj *metav1.PartialObjectMetadata, ns string) {
 	require.NotEmpty(t, obj.ResourceVersion, "%s resourceVersion", obj.Name)
 }
 
-// testMetadataList: with MetadataOnly the items are PartialObjectMetadata
+// testMetadataList: with FormMetadata the items are PartialObjectMetadata
 // carrying the pods' metadata (labels included), paginated as usual.
 func testMetadataList(t T, e *Env) {
 	names := podNames("m", 3)
 	createPods(t, e, names, map3("app", "meta"))
-	items, rv := listAll[*metav1.PartialObjectMetadata](t, e, e.Admin, watch.ListOptions{MetadataOnly: true, Limit: 2})
+	items, rv := listAll[*metav1.PartialObjectMetadata](t, e, e.Admin, watch.ListOptions{Form: watch.FormMetadata, Limit: 2})
 	require.NotEmpty(t, rv)
 	require.Equal(t, names, namesOf(items))
 	for _, it := range items {
@@ -41,13 +41,13 @@ func testMetadataList(t T, e *Env) {
 	}
 }
 
-// testMetadataWatch: a MetadataOnly watch delivers PartialObjectMetadata
+// testMetadataWatch: a FormMetadata watch delivers PartialObjectMetadata
 // objects for ADDED, MODIFIED and DELETED.
 func testMetadataWatch(t T, e *Env) {
-	page, err := watch.List[*metav1.PartialObjectMetadata](e.Ctx, e.Admin, kube.Pods, kube.Scope{Namespace: e.NS}, watch.ListOptions{MetadataOnly: true})
+	page, err := watch.List[*metav1.PartialObjectMetadata](e.Ctx, e.Admin, kube.Pods, kube.Scope{Namespace: e.NS}, watch.ListOptions{Form: watch.FormMetadata})
 	require.NoError(t, err)
 	st := openWatch[*metav1.PartialObjectMetadata](t, e, e.Admin,
-		watch.WatchOptions{ResourceVersion: page.ResourceVersion, MetadataOnly: true, AllowBookmarks: true})
+		watch.WatchOptions{ResourceVersion: page.ResourceVersion, Form: watch.FormMetadata, AllowBookmarks: true})
 
 	_, err = e.Kube.CreatePod(e.Ctx, e.NS, "mw", nil)
 	require.NoError(t, err)

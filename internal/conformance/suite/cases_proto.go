@@ -61,7 +61,7 @@ func protoClient(t T, cfg *kube.Config) (*kube.Client, *contentTypes) {
 	rt, err := cfg.RoundTripper()
 	require.NoError(t, err)
 	rec := &contentTypes{next: rt}
-	cfg.Transport = rec
+	cfg.HTTP.Transport = rec
 	return newClient(t, cfg), rec
 }
 

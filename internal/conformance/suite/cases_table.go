@@ -279,7 +279,7 @@ func buildKwatch(t T, e *Env) *kwatchCmd {
 	require.NoError(t, os.WriteFile(ca, cfg.TLS.CAData, 0o600))
 	return &kwatchCmd{
 		bin:  bin,
-		args: []string{"--server", cfg.Host, "--token", cfg.BearerToken, "--certificate-authority", ca},
+		args: []string{"--server", cfg.Host, "--token", cfg.Auth.BearerToken, "--certificate-authority", ca},
 		env:  []string{"HOME=" + dir, "PATH=" + os.Getenv("PATH")},
 	}
 }

@@ -89,7 +89,7 @@ func startInformer[O watch.Object](t T, e *Env, opts informer.Options[O], h info
 // serverState lists the namespace consistently: name -> resourceVersion.
 func serverState(t T, e *Env) map[string]string {
 	t.Helper()
-	items, _ := listAll[*metav1.PartialObjectMetadata](t, e, e.Admin, watch.ListOptions{MetadataOnly: true, Limit: 500})
+	items, _ := listAll[*metav1.PartialObjectMetadata](t, e, e.Admin, watch.ListOptions{Form: watch.FormMetadata, Limit: 500})
 	return rvsByName(items)
 }
 

@@ -55,7 +55,7 @@ func runCandidateProcess() int {
 		return 2
 	}
 	c, err := kube.NewClient(&kube.Config{Host: os.Getenv(candidateEnv + "_HOST"),
-		BearerToken: os.Getenv(candidateEnv + "_TOKEN"), TLS: kube.TLSConfig{CAData: ca}})
+		Auth: kube.AuthConfig{BearerToken: os.Getenv(candidateEnv + "_TOKEN")}, TLS: kube.TLSConfig{CAData: ca}})
 	if err != nil {
 		fmt.Println("exit", err)
 		return 2
@@ -101,7 +101,7 @@ func startCandidateProc(t T, cfg *kube.Config, ns, name, id string, tl *timeline
 	}
 	cmd := exec.Command(self)
 	cmd.Env = append(os.Environ(), candidateEnv+"=1", candidateEnv+"_HOST="+cfg.Host,
-		candidateEnv+"_TOKEN="+cfg.BearerToken, candidateEnv+"_CA="+base64.StdEncoding.EncodeToString(cfg.TLS.CAData),
+		candidateEnv+"_TOKEN="+cfg.Auth.BearerToken, candidateEnv+"_CA="+base64.StdEncoding.EncodeToString(cfg.TLS.CAData),
 		candidateEnv+"_NS="+ns, candidateEnv+"_NAME="+name, candidateEnv+"_ID="+id)
 	cmd.Stderr = io.Discard
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

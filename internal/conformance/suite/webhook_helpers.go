@@ -151,7 +151,7 @@ func writeKubeconfig(t T, cfg *kube.Config) string {
 	kc := map[string]any{"apiVersion": "v1", "kind": "Config", "current-context": "c",
 		"clusters": []any{map[string]any{"name": "c", "cluster": map[string]any{"server": cfg.Host,
 			"certificate-authority-data": cfg.TLS.CAData}}},
-		"users":    []any{map[string]any{"name": "u", "user": map[string]any{"token": cfg.BearerToken}}},
+		"users":    []any{map[string]any{"name": "u", "user": map[string]any{"token": cfg.Auth.BearerToken}}},
 		"contexts": []any{map[string]any{"name": "c", "context": map[string]any{"cluster": "c", "user": "u"}}}}
 	b, err := json.Marshal(kc)
 	require.NoError(t, err)

@@ -63,7 +63,7 @@ func (c *Cluster) Connect(name string) (*kube.Client, *Link) {
 	l := &Link{t: c.t, net: &testutil.MemNet{}, addr: name + ":80", h: c.Server.Handler()}
 	l.serve()
 	tr := l.net.Transport()
-	kc, err := kube.NewClient(&kube.Config{Host: "http://" + l.addr, Transport: tr})
+	kc, err := kube.NewClient(&kube.Config{Host: "http://" + l.addr, HTTP: kube.HTTPConfig{Transport: tr}})
 	if err != nil {
 		c.t.Fatalf("memcluster: %v", err)
 	}

@@ -65,7 +65,7 @@ type Options struct {
 
 // Environ is the environment that starts a replica with o.
 func (o Options) Environ() []string {
-	return []string{Env + "=1", Env + "_HOST=" + o.Config.Host, Env + "_TOKEN=" + o.Config.BearerToken,
+	return []string{Env + "=1", Env + "_HOST=" + o.Config.Host, Env + "_TOKEN=" + o.Config.Auth.BearerToken,
 		Env + "_CA=" + base64.StdEncoding.EncodeToString(o.Config.TLS.CAData),
 		Env + "_NS=" + o.NS, Env + "_RING=" + o.Ring, Env + "_ID=" + o.ID, Env + "_TIMING=" + o.Timing.String(),
 		Env + "_MODE=" + o.Mode.String(), Env + "_DECODE_ONLY=" + strconv.FormatBool(o.DecodeOnly)}
@@ -98,7 +98,7 @@ func optionsFromEnv() (Options, error) {
 	if err != nil {
 		return Options{}, fmt.Errorf("bad CA: %w", err)
 	}
-	cfg := &kube.Config{Host: get("HOST"), BearerToken: get("TOKEN")}
+	cfg := &kube.Config{Host: get("HOST"), Auth: kube.AuthConfig{BearerToken: get("TOKEN")}}
 	if len(ca) > 0 {
 		cfg.TLS.CAData = ca
 	}
@@ -137,7 +137,7 @@ type fullCM struct {
 // Run runs the replica until ctx ends, printing its timeline to out.
 func Run(ctx context.Context, o Options, out io.Writer) error {
 	cfg := *o.Config
-	cfg.QPS = -1 // the test's load, not the client, paces the reconciles
+	cfg.RateLimit.QPS = -1 // the test's load, not the client, paces the reconciles
 	c, err := kube.NewClient(&cfg)
 	if err != nil {
 		return err

@@ -39,7 +39,7 @@ func (answerAll) RoundTrip(req *http.Request) (*http.Response, error) {
 // after it look like writes after a loss (as a 30-minute soak reported).
 func TestHAReconcileHeldByAFreezeStartsWhenItWasCalled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		kc, err := kube.NewClient(&kube.Config{Host: "http://soak.invalid", Transport: answerAll{}})
+		kc, err := kube.NewClient(&kube.Config{Host: "http://soak.invalid", HTTP: kube.HTTPConfig{Transport: answerAll{}}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -76,7 +76,7 @@ func (s *haSlot) runProcess(ctx context.Context, seed uint64) error {
 	s.run.mu.Unlock()
 	// A bound on each request, as a production client has: a write on a
 	// dead connection (the proxy's freeze) fails instead of hanging.
-	kc, err := kube.NewClient(&kube.Config{Host: "http://" + l.addr, Timeout: 30 * time.Second})
+	kc, err := kube.NewClient(&kube.Config{Host: "http://" + l.addr, HTTP: kube.HTTPConfig{Timeout: 30 * time.Second}})
 	if err != nil {
 		return fmt.Errorf("%s: client: %w", id, err)
 	}

@@ -222,7 +222,7 @@ func render(descs []sim.Pod, from int) ([]*corev1.Pod, error) {
 // is in (informer: synced; manager: every pod reconciled once) and prints
 // the time and the peak RSS.
 func runEngine(role, host string, n int, timeout time.Duration) error {
-	c, err := kube.NewClient(&kube.Config{Host: host, QPS: -1})
+	c, err := kube.NewClient(&kube.Config{Host: host, RateLimit: kube.RateLimitConfig{QPS: -1}})
 	if err != nil {
 		return err
 	}
