@@ -43,7 +43,8 @@ type SlimPod struct {
 // compact store became the default, a compact store) except those Config
 // overrides.
 type kwatchEngine[T watch.Object] struct {
-	inf *informer.Informer[T]
+	inf  *informer.Informer[T]
+	hold markerHold
 }
 
 func newKwatch[T watch.Object](cfg Config, p *probe, metaOnly bool, contentType string) (informerEngine, error) {
@@ -72,14 +73,15 @@ func newKwatch[T watch.Object](cfg Config, p *probe, metaOnly bool, contentType 
 	if err != nil {
 		return nil, err
 	}
-	_, err = inf.AddHandler(informer.HandlerFuncs[T]{
+	k := &kwatchEngine[T]{inf: inf}
+	k.hold.reg, err = inf.AddHandler(informer.HandlerFuncs[T]{
 		AddFunc:    func(T, bool) { p.add() },
-		UpdateFunc: func(_, obj T) { p.update(obj.GetAnnotations()) },
+		UpdateFunc: func(_, obj T) { k.hold.update(p, obj.GetAnnotations()) },
 	}, informer.HandlerOptions{})
 	if err != nil {
 		return nil, err
 	}
-	return &kwatchEngine[T]{inf: inf}, nil
+	return k, nil
 }
 
 func (k *kwatchEngine[T]) run(ctx context.Context) error { return k.inf.Run(ctx) }

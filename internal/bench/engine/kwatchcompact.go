@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"maps"
 	"os"
 
 	"github.com/kwatch/kwatch/informer"
-	"github.com/kwatch/kwatch/internal/bench/wire"
 	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/watch"
 )
@@ -31,10 +29,8 @@ const (
 
 // compactEngine runs one compact-store kwatch informer of *corev1.Pod.
 type compactEngine struct {
-	inf *informer.Informer[*podFull]
-	reg informer.Registration
-	// held is the phase whose marker update holds back, or nil.
-	held *phase
+	inf  *informer.Informer[*podFull]
+	hold markerHold
 }
 
 // newKwatchCompact builds EngineCompact (read false) or EngineCompactRead
@@ -69,7 +65,7 @@ func newKwatchCompact(cfg Config, p *probe, read bool) (informerEngine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.reg = reg
+	e.hold.reg = reg
 	return e, nil
 }
 
@@ -111,36 +107,8 @@ func (e *compactEngine) reading(p *probe) func(string) {
 	}
 }
 
-// update passes a delivery's annotations to the probe, holding back the
-// armed phase's marker until the handler's queue is empty.
-//
-// A KeyHandler's changes coalesce: a key with a change pending keeps its
-// place in the queue when it changes again. In the throughput scenario,
-// whose writes go round the pods more than once, the marker's key was
-// queued in the first round, so the marker can be delivered while keys
-// written before it wait behind it; ending the phase there would count
-// events the consumer has not been given. Once the marker has been seen,
-// every event before it has been applied, so an empty queue means the
-// consumer has been given every change of the phase: the probe gets the
-// marker then, in the call that emptied the queue (Backlog excludes the
-// change being delivered). Handler calls are sequential, so held needs no
-// lock.
-func (e *compactEngine) update(p *probe, ann map[string]string) {
-	ph := p.cur.Load()
-	if ph != nil && e.held != ph && ann[wire.DoneKey] == ph.id && e.reg.Backlog() > 0 {
-		e.held = ph
-		ann = maps.Clone(ann)
-		delete(ann, wire.DoneKey)
-	}
-	p.update(ann)
-	if e.held != nil && e.reg.Backlog() == 0 {
-		if e.held == p.cur.Load() {
-			// The marker alone: its stamp, if any, was counted above.
-			p.update(map[string]string{wire.DoneKey: e.held.id})
-		}
-		e.held = nil
-	}
-}
+// update passes a delivery's annotations to the probe (see markerHold).
+func (e *compactEngine) update(p *probe, ann map[string]string) { e.hold.update(p, ann) }
 
 // run runs the informer, then logs how many objects it decoded (none for
 // the key-only consumer outside measured phases) and whether it started

@@ -16,9 +16,9 @@ func (b *backlog) Backlog() int    { return b.n }
 func (b *backlog) Merged() uint64  { return 0 }
 func (b *backlog) Remove()         {}
 
-func TestCompactMarkerWaitsForTheQueue(t *testing.T) {
+func TestMarkerWaitsForTheQueue(t *testing.T) {
 	p, q := &probe{}, &backlog{}
-	e := &compactEngine{reg: q}
+	e := &markerHold{reg: q}
 	ph := newPhase(wire.PhaseLatency, "lat-1")
 	p.cur.Store(ph)
 	stamp := strconv.FormatInt(time.Now().UnixNano(), 10)
