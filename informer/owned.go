@@ -7,11 +7,14 @@ package informer
 // In StoreTyped, and in StoreCompact when the decode cache holds the
 // object, it is copy applied to the shared object. In StoreCompact
 // otherwise (an object changed since any reader last read it: the usual
-// read after an event) it is decoded from its encoded bytes for the caller
-// alone and does not enter the decode cache: one decode, where a shared
-// read and a copy would cost a decode and a copy. An object that does not
-// decode is absent, as from Store().Get, and its error is counted and
-// logged as there.
+// read after an event), a protobuf object is decoded from its encoded
+// bytes for the caller alone and does not enter the decode cache: one
+// decode, where a shared read and a copy would cost a decode and a copy.
+// A JSON object is read shared and copied: the JSON decoder interns
+// managedFields' bytes, which an object the caller may change must not
+// share (the protobuf decode of a Raw interns nothing and copies its
+// bytes). An object that does not decode is absent, as from Store().Get,
+// and its error is counted and logged as there.
 func (inf *Informer[T]) GetOwned(key string, copy func(T) (T, error)) (obj T, ok bool, err error) {
 	c := inf.compact
 	if c == nil {
@@ -25,6 +28,14 @@ func (inf *Informer[T]) GetOwned(key string, copy func(T) (T, error)) (obj T, ok
 	r, found := c.raw.store.Get(key)
 	if !found {
 		return obj, false, nil
+	}
+	if !r.Protobuf() {
+		shared, derr := c.decode(r)
+		if derr != nil {
+			return obj, false, nil
+		}
+		obj, err = copy(shared)
+		return obj, err == nil, err
 	}
 	if cur, derr, cached := c.cache.get(r); cached {
 		if derr != nil {
