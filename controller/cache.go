@@ -47,12 +47,19 @@ func CacheIn[T watch.Object](m *Manager, res kube.TypedResource[T], scope kube.S
 }
 
 // Get returns the object key names as one the caller owns and may change,
-// or ok false when the cache has none: a copy, or in a compact cache an
-// object it has not decoded for any reader yet decoded for this caller
-// alone, which saves the copy (informer.Informer.GetOwned). It waits for the first sync, and, when this process wrote the
-// object through the manager's client, until the cache shows that write
-// (ManagerOptions.ExpectationTimeout bounds the wait; past it the error is
-// a *NotShownError). err is the context's when it ends first.
+// or ok false when the cache has none: a copy, or in a compact cache a
+// protobuf object no reader has decoded yet, decoded for this caller alone,
+// which saves the copy (informer.Informer.GetOwned). It waits for the first
+// sync, and, when this process wrote the object through the manager's
+// client, until the cache shows that write (ManagerOptions.ExpectationTimeout
+// bounds the wait; past it the error is a *NotShownError). err is the
+// context's when it ends first.
+//
+// Two writes are not waited for: one whose outcome is unknown (its answer
+// was lost; the writing key's next reconcile waits for it, reads do not),
+// and one past the bound that the manager has since forgotten (it forgets
+// such writes when later writes are recorded): then the cached object is
+// returned, which may be older than the write.
 func (r *Reader[T]) Get(ctx context.Context, key Key) (obj T, ok bool, err error) {
 	if err := r.wait(ctx); err != nil {
 		return obj, false, err

@@ -47,7 +47,8 @@ type Config[P watch.Object] struct {
 	// (the caller's to change), read from the manager's cache of For in
 	// ForScope (the replica's ShardScope in shard.Label mode) as
 	// Reader.Get reads it: no older than this process's last write of it
-	// through Manager.Client. The key passes the same gates as for
+	// through Manager.Client, with Reader.Get's two exceptions (a write of
+	// unknown outcome, and one past ExpectationTimeout). The key passes the same gates as for
 	// Reconcile first: the shard's, the wait for the caches to show the
 	// key's last writes, the fence. A read that fails (a *NotShownError,
 	// the context's end) is the reconcile's error, and retried.
