@@ -47,7 +47,7 @@ type informerEngine interface {
 // Engines names every engine a process can run.
 var Engines = []string{
 	"kwatch", "kwatch-proto", "kwatch-proto-nointern", "kwatch-slim", "kwatch-meta",
-	"client-go", "client-go-proto", EngineCompact, EngineCompactRead,
+	"client-go", "client-go-proto", EngineCompact, EngineCompactRead, EngineWireLimit,
 }
 
 // newEngine builds the engine cfg names, reporting to p.
@@ -65,6 +65,8 @@ func newEngine(cfg Config, p *probe) (informerEngine, error) {
 		return newKwatch[*partialMeta](cfg, p, true, "")
 	case EngineCompact, EngineCompactRead:
 		return newKwatchCompact(cfg, p, cfg.Engine == EngineCompactRead)
+	case EngineWireLimit:
+		return newWireLimit(cfg, p)
 	case "client-go", "client-go-proto":
 		return newClientGo(cfg, p, cfg.Engine == "client-go-proto")
 	}

@@ -42,10 +42,17 @@ type phase struct {
 	doneGC    report.GCCPU
 	latencyUS []int32
 	done      chan struct{} // closed by the handler call that saw the marker
+
+	// wireID is id as protobuf encodes a short string value (its length,
+	// then its bytes), and marker the annotations that name it: what
+	// EngineWireLimit looks for in a frame and passes on when found.
+	wireID []byte
+	marker map[string]string
 }
 
 func newPhase(name, id string) *phase {
-	ph := &phase{name: name, id: id, done: make(chan struct{})}
+	ph := &phase{name: name, id: id, done: make(chan struct{}),
+		wireID: append([]byte{byte(len(id))}, id...), marker: map[string]string{wire.DoneKey: id}}
 	switch name {
 	case wire.PhaseLatency:
 		ph.stamps = true

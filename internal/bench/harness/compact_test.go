@@ -13,8 +13,8 @@ import (
 )
 
 // TestTinyCompactRun runs the compact-store rows beside client-go-proto at
-// toy size: every scenario, the restart from a snapshot, and their
-// comparisons in the report.
+// toy size: every scenario, the restart from a snapshot, the loopback
+// limit's throughput, and their comparisons in the report.
 func TestTinyCompactRun(t *testing.T) {
 	cfg := tiny(t)
 	cfg.QueueItems = 0
@@ -35,6 +35,18 @@ func TestTinyCompactRun(t *testing.T) {
 		r := report.Find(res.Rows, row.Name, 200, 0)
 		if r == nil {
 			t.Fatalf("no result row for %s", row.Name)
+		}
+		if row.ThroughputOnly {
+			// The loopback limit: the sync and every throughput event, framed.
+			for _, m := range []string{"sync_wall_s", "tput_events_per_s"} {
+				if v, ok := r.Median[m]; !ok || v <= 0 {
+					t.Errorf("%s: %s = %v (present %v), want > 0", row.Name, m, v, ok)
+				}
+			}
+			if got := r.Median["tput_handler_calls"]; got != float64(cfg.ThroughputEvents) {
+				t.Errorf("%s: %v throughput frames counted, want %d", row.Name, got, cfg.ThroughputEvents)
+			}
+			continue
 		}
 		for _, m := range []string{"sync_wall_s", "heap_kb_per_pod", "tput_events_per_s", "lat_p99_ms", "relist_total_s"} {
 			if v, ok := r.Median[m]; !ok || v <= 0 {
@@ -65,7 +77,7 @@ func TestTinyCompactRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"## Headline: kwatch-compact / client-go-proto", "## Headline 2: kwatch-compact-read / client-go-proto",
-		"restart, start to synced"} {
+		"restart, start to synced", "kwatch-compact / wire-limit"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md.String())
 		}

@@ -84,6 +84,10 @@ type Row struct {
 	// path differs), not the watch scenarios (their watch path is the main
 	// row's).
 	SyncOnly bool
+	// ThroughputOnly rows measure the initial sync and the throughput
+	// scenario, nothing after it (the loopback limit, which cannot resume
+	// a watch past its list).
+	ThroughputOnly bool
 	// Main rows get Config.Runs runs, others Config.ExtraRuns.
 	Main bool
 	// Versus names the client-go rows a kwatch row is compared with

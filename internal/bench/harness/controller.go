@@ -102,6 +102,11 @@ func RunController(ctx context.Context, cfg CtlConfig) (*report.Results, error) 
 		}
 		cfg.Exe = exe
 	}
+	if cfg.ProfileDir != "" {
+		if err := os.MkdirAll(cfg.ProfileDir, 0o755); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.LogDir == "" {
 		dir, err := os.MkdirTemp("", "kwatch-bench-logs-")
 		if err != nil {

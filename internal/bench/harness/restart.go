@@ -40,7 +40,7 @@ func restartWrites(pods int) int { return max(pods/100, 1) }
 // then, when the run measures restarts, the restart in a second one.
 func runRow(ctx context.Context, cfg *Config, row Row, srv *servers, pods, run int) (engineRun, error) {
 	be := srv.backendFor(row)
-	if !restartScenario(cfg) {
+	if !restartScenario(cfg) || row.ThroughputOnly {
 		return runEngine(ctx, cfg, row, be, pods, run)
 	}
 	var snap string

@@ -22,6 +22,11 @@ func Run(ctx context.Context, cfg Config) (*report.Results, error) {
 		}
 		cfg.Exe = exe
 	}
+	if cfg.ProfileDir != "" {
+		if err := os.MkdirAll(cfg.ProfileDir, 0o755); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.LogDir == "" {
 		dir, err := os.MkdirTemp("", "kwatch-bench-logs-")
 		if err != nil {

@@ -278,10 +278,15 @@ func runEngine(ctx context.Context, cfg *Config, row Row, be *backend, pods, run
 		r.profile = filepath.Join(cfg.ProfileDir, fmt.Sprintf("%s-%d", row.Name, pods))
 	}
 	steps := []func() error{r.syncPhase, settle}
-	if !row.SyncOnly {
-		steps = append(steps, func() error { return r.throughput(ctx) }, func() error { return r.latency(ctx) })
+	switch {
+	case row.ThroughputOnly:
+		steps = append(steps, func() error { return r.throughput(ctx) })
+	case row.SyncOnly:
+		steps = append(steps, func() error { return r.relist(ctx) })
+	default:
+		steps = append(steps, func() error { return r.throughput(ctx) }, func() error { return r.latency(ctx) },
+			func() error { return r.relist(ctx) })
 	}
-	steps = append(steps, func() error { return r.relist(ctx) })
 	for _, step := range steps {
 		if err := step(); err != nil {
 			be.gate.open()
