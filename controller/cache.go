@@ -52,14 +52,13 @@ func CacheIn[T watch.Object](m *Manager, res kube.TypedResource[T], scope kube.S
 // which saves the copy (informer.Informer.GetOwned). It waits for the first
 // sync, and, when this process wrote the object through the manager's
 // client, until the cache shows that write (ManagerOptions.ExpectationTimeout
-// bounds the wait; past it the error is a *NotShownError). err is the
-// context's when it ends first.
+// bounds the wait; past it the error is a *NotShownError, which a later
+// Get gets at once until the cache shows the write or this process writes
+// the object again). err is the context's when it ends first.
 //
-// Two writes are not waited for: one whose outcome is unknown (its answer
-// was lost; the writing key's next reconcile waits for it, reads do not),
-// and one past the bound that the manager has since forgotten (it forgets
-// such writes when later writes are recorded): then the cached object is
-// returned, which may be older than the write.
+// A write whose outcome is unknown (its answer was lost) is not waited
+// for: the writing key's next reconcile waits for it, reads do not, and
+// the cached object returned may be older than the write.
 func (r *Reader[T]) Get(ctx context.Context, key Key) (obj T, ok bool, err error) {
 	if err := r.wait(ctx); err != nil {
 		return obj, false, err

@@ -47,8 +47,9 @@ type Config[P watch.Object] struct {
 	// (the caller's to change), read from the manager's cache of For in
 	// ForScope (the replica's ShardScope in shard.Label mode) as
 	// Reader.Get reads it: no older than this process's last write of it
-	// through Manager.Client, with Reader.Get's two exceptions (a write of
-	// unknown outcome, and one past ExpectationTimeout). The key passes the same gates as for
+	// through Manager.Client (a write of unknown outcome excepted), or a
+	// *NotShownError once ExpectationTimeout passed and the cache still
+	// does not show the write. The key passes the same gates as for
 	// Reconcile first: the shard's, the wait for the caches to show the
 	// key's last writes, the fence. A read that fails (a *NotShownError,
 	// the context's end) is the reconcile's error, and retried.

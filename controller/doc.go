@@ -149,7 +149,9 @@
 //   - Read-your-own-writes: a Reader's Get of an object this process wrote
 //     through the manager's client returns that version or a later one:
 //     it waits, bounded by the context and the same 30 s (then a
-//     *NotShownError). List does not wait.
+//     *NotShownError, which a later Get gets at once until the cache shows
+//     the write or this process writes the object again). A write of
+//     unknown outcome is not waited for. List does not wait.
 //   - Handler serves /healthz, /readyz (every informer synced, watching
 //     and heard from within DefaultStaleAfter) and /metrics.
 //

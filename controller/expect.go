@@ -51,7 +51,12 @@ const DefaultExpectationTimeout = 30 * time.Second
 //     backoff as it was (expect_backoff.go). When the controllers stop,
 //     every wait ends.
 //   - A Reader's Get of an object this process wrote waits, bounded the same
-//     way and by the context, until its cache shows the write.
+//     way and by the context, until its cache shows the write. Past the
+//     bound it gets a *NotShownError at once, for as long as the cache
+//     does not show the write: the write is kept for reads until every
+//     cache shows it or a later write of the object replaces it, though
+//     keys forget it at the bound. A write of unknown outcome is not
+//     waited for.
 
 // resKey names a resource whatever its version: a write through v1 and a
 // cache through v1beta1 are the same objects.
@@ -123,16 +128,37 @@ type expectations struct {
 	log     *slog.Logger
 	metrics metrics.Provider // nil: none
 
-	mu      sync.Mutex
-	keys    map[keyRef]*keyWait            // guarded by mu
-	byObj   map[objRef]map[keyRef]struct{} // the keys waiting on each object; guarded by mu
-	objects map[objRef]*pendingWrite       // the latest unshown write of each object; guarded by mu
-	changed chan struct{}                  // closed (and replaced) when a cache shows a write; guarded by mu
+	mu    sync.Mutex
+	keys  map[keyRef]*keyWait            // guarded by mu
+	byObj map[objRef]map[keyRef]struct{} // the keys waiting on each object; guarded by mu
+	// objects holds the latest write of each object that some cache has
+	// not shown yet, for reads (waitShown): one entry per object, dropped
+	// only when every cache shows it (pruneLocked) or a later write of the
+	// object replaces it (add); never at the bound, or a read past it
+	// would return the cache's older object. Guarded by mu.
+	objects map[objRef]*pendingWrite
+	changed chan struct{} // closed (and replaced) when a cache shows a write; guarded by mu
 	// recent holds the writes in the order they were recorded, so that
 	// those past the bound are dropped although no cache ever showed them
-	// (an object a webhook moved out of scope): the maps stay bounded by
-	// the writes of one bound's length. Guarded by mu.
+	// (an object a webhook moved out of scope): keys and byObj stay
+	// bounded by the writes of one bound's length. Guarded by mu.
 	recent []recorded
+	// overdue holds the objects whose write in objects has left recent
+	// (its bound passed) while some cache did not show it yet: a read of
+	// the object gets a *NotShownError at once. A cache may come to show
+	// such a write without an event of its object (its resourceVersion
+	// passes it through other objects' events or a bookmark), so these are
+	// re-checked, at most once per overdueRecheck, when a write is
+	// recorded or a cache applies an event (recheckOverdueLocked). A subset
+	// of objects' keys, so one entry per object; what bounds both is how
+	// far the caches lag: a cache whose watch runs passes every version
+	// within a bookmark interval (about a minute), so they hold the
+	// objects written during its lag and the bound. A cache that never
+	// moves on (its manager stopped) keeps them, and a read of them gets
+	// the error, which is true. Guarded by mu.
+	overdue map[objRef]struct{}
+	// overdueChecked is when overdue was last re-checked. Guarded by mu.
+	overdueChecked time.Time
 	// uncertain is recent's twin for the writes of unknown outcome, whose
 	// bound starts uncertainSettle later. Guarded by mu.
 	uncertain []recorded
@@ -151,7 +177,8 @@ type expectations struct {
 func newExpectations(timeout time.Duration, log *slog.Logger, mp metrics.Provider, holders func(kube.Written) []*cacheEntry) *expectations {
 	return &expectations{timeout: timeout, log: log, metrics: mp, holders: holders,
 		keys: map[keyRef]*keyWait{}, byObj: map[objRef]map[keyRef]struct{}{},
-		objects: map[objRef]*pendingWrite{}, parked: map[keyRef]struct{}{}, changed: make(chan struct{})}
+		objects: map[objRef]*pendingWrite{}, overdue: map[objRef]struct{}{}, parked: map[keyRef]struct{}{},
+		changed: make(chan struct{})}
 }
 
 // recorded is one write in expectations.recent.
@@ -161,12 +188,19 @@ type recorded struct {
 	ok bool // kr is set
 }
 
+// overdueRecheck is how often, at most, the overdue writes are re-checked:
+// a cache event or a write costs O(1) amortized, not O(overdue), however
+// far a cache lags.
+const overdueRecheck = time.Second
+
 // sweepLocked forgets the writes recorded more than a bound ago, and the
 // keys whose last write they were, unless a parked key's timer is about
-// to deal with it.
+// to deal with it. A read still waits on such a write while a cache does
+// not show it (overdue).
 func (e *expectations) sweepLocked(now time.Time) {
 	e.recent = e.sweepListLocked(e.recent, now, e.timeout)
 	e.uncertain = e.sweepListLocked(e.uncertain, now, uncertainSettle+serverRVTimeout+e.timeout)
+	e.recheckOverdueLocked(now)
 }
 
 // sweepListLocked is sweepLocked on one list, whose writes are forgotten
@@ -178,8 +212,8 @@ func (e *expectations) sweepListLocked(recent []recorded, now time.Time, age tim
 			break
 		}
 		n++
-		if e.objects[r.w.ref] == r.w {
-			delete(e.objects, r.w.ref)
+		if e.objects[r.w.ref] == r.w && !e.pruneLocked(r.w) {
+			e.overdue[r.w.ref] = struct{}{}
 		}
 		if !r.ok {
 			continue
@@ -190,6 +224,18 @@ func (e *expectations) sweepListLocked(recent []recorded, now time.Time, age tim
 	}
 	clear(recent[:n]) // for the collector; the slice's head is reused when append reallocates
 	return recent[n:]
+}
+
+// recheckOverdueLocked drops the overdue writes that every cache now
+// shows, unless they were re-checked less than overdueRecheck ago.
+func (e *expectations) recheckOverdueLocked(now time.Time) {
+	if len(e.overdue) == 0 || now.Sub(e.overdueChecked) < overdueRecheck {
+		return
+	}
+	e.overdueChecked = now
+	for ref := range e.overdue {
+		e.pruneLocked(e.objects[ref]) // deletes ref from overdue when shown
+	}
 }
 
 // record notes w, made with ctx: against ctx's reconcile key if it has
@@ -264,6 +310,7 @@ func (e *expectations) add(ctx context.Context, pw *pendingWrite, forReads bool)
 	}
 	if prev := e.objects[pw.ref]; forReads && (prev == nil || !prev.supersedes(pw)) {
 		e.objects[pw.ref] = pw
+		delete(e.overdue, pw.ref) // pw is within its bound
 	}
 	kr, ok := reconcileOf(ctx)
 	if pw.uncertain != nil {
@@ -383,7 +430,7 @@ func (e *expectations) settleLocked(kr keyRef, kw *keyWait) bool {
 }
 
 // pruneLocked drops from w the caches that show it and reports whether
-// none is left.
+// none is left: then a read no longer waits on it.
 func (e *expectations) pruneLocked(w *pendingWrite) bool {
 	kept := w.caches[:0]
 	for _, c := range w.caches {
@@ -397,6 +444,7 @@ func (e *expectations) pruneLocked(w *pendingWrite) bool {
 	}
 	if e.objects[w.ref] == w {
 		delete(e.objects, w.ref)
+		delete(e.overdue, w.ref)
 	}
 	return true
 }
@@ -421,7 +469,9 @@ func (e *expectations) forgetLocked(kr keyRef, kw *keyWait) {
 }
 
 // stop ends every wait when the manager's controllers have stopped: no
-// timer of a parked key fires after Manager.Run returned.
+// timer of a parked key fires after Manager.Run returned. The writes a
+// read waits on stay: the caches stop too, so a read of an object whose
+// write they did not show gets a *NotShownError, which is true.
 func (e *expectations) stop() {
 	if e == nil {
 		return
@@ -498,6 +548,9 @@ func (e *expectations) observed(res resKey, key string) {
 	e.mu.Lock()
 	if w := e.objects[ref]; w != nil {
 		e.pruneLocked(w)
+	}
+	if len(e.overdue) > 0 {
+		e.recheckOverdueLocked(time.Now())
 	}
 	// The keys waiting on the object, and on a write of unknown outcome
 	// of its resource (key "").
