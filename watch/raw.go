@@ -266,12 +266,17 @@ func (r *Raw) lenString(i uint32) (string, uint32) {
 
 // eachProtoLabel reads the labels map entries of the metadata message in
 // place (their framing was checked when the Raw was made).
-func (r *Raw) eachProtoLabel(fn func(k, v string) bool) {
+func (r *Raw) eachProtoLabel(fn func(k, v string) bool) { r.eachProtoEntry(pbLabels, fn) }
+
+// eachProtoEntry calls fn with each entry of the map field num of a
+// protobuf object's metadata until it returns false; the strings are
+// views of r's bytes. It reports whether the metadata scanned to its end.
+func (r *Raw) eachProtoEntry(num int, fn func(k, v string) bool) bool {
 	meta := r.data[r.lbls.from:r.lbls.to]
 	s := pbwire.NewScanner(meta)
 	var f pbwire.Field
 	for s.Next(&f) {
-		if f.Num != pbLabels || f.Wire != pbwire.Bytes {
+		if f.Num != num || f.Wire != pbwire.Bytes {
 			continue
 		}
 		var k, v string
@@ -279,16 +284,20 @@ func (r *Raw) eachProtoLabel(fn func(k, v string) bool) {
 		var kv pbwire.Field
 		for e.Next(&kv) {
 			switch {
-			case kv.Num == 1 && len(kv.Data) > 0:
+			case kv.Num == 1 && kv.Wire == pbwire.Bytes && len(kv.Data) > 0:
 				k = unsafe.String(&kv.Data[0], len(kv.Data))
-			case kv.Num == 2 && len(kv.Data) > 0:
+			case kv.Num == 2 && kv.Wire == pbwire.Bytes && len(kv.Data) > 0:
 				v = unsafe.String(&kv.Data[0], len(kv.Data))
 			}
 		}
+		if e.Err() != nil {
+			return false
+		}
 		if !fn(k, v) {
-			return
+			return true
 		}
 	}
+	return s.Err() == nil
 }
 
 // Meta decodes the whole of metadata (annotations, owner references,
@@ -301,9 +310,26 @@ func (r *Raw) Meta() (*metav1.ObjectMeta, error) {
 	return jsonRawMeta(r.Body())
 }
 
-// GetAnnotations returns metadata.annotations, decoded from the body (see
-// Meta); nil when the body does not decode.
+// GetAnnotations returns metadata.annotations, decoded from the body; nil
+// when there are none or they do not decode. A protobuf object's are read
+// from its metadata in place (the rest of it, managedFields included, is
+// skipped) and their strings share r's bytes; a JSON object's metadata is
+// decoded (see Meta).
 func (r *Raw) GetAnnotations() map[string]string {
+	if r.proto {
+		var m map[string]string
+		ok := r.eachProtoEntry(pbAnnotations, func(k, v string) bool {
+			if m == nil {
+				m = make(map[string]string)
+			}
+			m[k] = v
+			return true
+		})
+		if !ok {
+			return nil
+		}
+		return m
+	}
 	m, err := r.Meta()
 	if err != nil {
 		return nil

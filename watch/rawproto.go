@@ -12,13 +12,14 @@ import (
 // ObjectMeta's field numbers in the API server's protobuf encoding; every
 // object's message has its ObjectMeta as field 1.
 const (
-	pbMetadata   = 1
-	pbName       = 1
-	pbNamespace  = 3
-	pbUID        = 5
-	pbRV         = 6
-	pbGeneration = 7
-	pbLabels     = 11
+	pbMetadata    = 1
+	pbName        = 1
+	pbNamespace   = 3
+	pbUID         = 5
+	pbRV          = 6
+	pbGeneration  = 7
+	pbLabels      = 11
+	pbAnnotations = 12
 )
 
 // scanProtoMeta checks the framing of the object message b and reads the
