@@ -52,3 +52,6 @@ func resetPeakRSS() error {
 
 // PeakRSS is peakRSS for the commands beside the engines (cmd/million).
 func PeakRSS() int64 { return peakRSS() }
+
+// CPUTime is the process's CPU time, user and system.
+func CPUTime() time.Duration { return cpuTime() }

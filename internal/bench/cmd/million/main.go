@@ -26,7 +26,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime/debug"
+	"runtime/pprof"
 	"sync/atomic"
 	"time"
 
@@ -49,6 +51,7 @@ type result struct {
 	Pods    int     `json:"pods"`
 	Seconds float64 `json:"seconds"` // server: to load; engines: start to synced (manager: to every pod reconciled)
 	PeakRSS int64   `json:"peakRSS"`
+	CPU     float64 `json:"cpuSeconds,omitempty"` // engines: the process's CPU, start to done
 	Err     string  `json:"err,omitempty"`
 }
 
@@ -57,15 +60,17 @@ func main() {
 	pods := flag.Int("pods", 1_000_000, "pods to serve")
 	host := flag.String("host", "", "the server's URL (informer, manager)")
 	timeout := flag.Duration("timeout", 30*time.Minute, "how long an engine may take to sync")
+	profile := flag.String("profile", "", "directory for the engines' CPU profiles (informer.pprof, manager.pprof)")
+	memLimit := flag.String("engine-gomemlimit", "", "GOMEMLIMIT of the engine processes (not the server's), e.g. 2800MiB; empty: none")
 	flag.Parse()
 	var err error
 	switch *role {
 	case "driver":
-		err = drive(*pods, *timeout)
+		err = drive(*pods, *timeout, *profile, *memLimit)
 	case "server":
 		err = serve(*pods)
 	case "informer", "manager":
-		err = runEngine(*role, *host, *pods, *timeout)
+		err = runEngine(*role, *host, *pods, *timeout, *profile)
 	default:
 		err = fmt.Errorf("unknown -role %q", *role)
 	}
@@ -77,12 +82,12 @@ func main() {
 
 // drive starts the server, then each engine after the other, and prints
 // their results.
-func drive(n int, timeout time.Duration) error {
+func drive(n int, timeout time.Duration, profile, memLimit string) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	srv, out, err := start(exe, "-role=server", fmt.Sprint("-pods=", n))
+	srv, out, err := start(nil, exe, "-role=server", fmt.Sprint("-pods=", n))
 	if err != nil {
 		return err
 	}
@@ -94,8 +99,12 @@ func drive(n int, timeout time.Duration) error {
 	fmt.Printf("server:   %d pods loaded in %.1f s, peak RSS %s (one protobuf message per pod)\n",
 		sr.Pods, sr.Seconds, mib(sr.PeakRSS))
 	for _, role := range []string{"informer", "manager"} {
-		cmd, out, err := start(exe, "-role="+role, "-host="+sr.URL, fmt.Sprint("-pods=", n),
-			fmt.Sprint("-timeout=", timeout))
+		var env []string
+		if memLimit != "" {
+			env = append(os.Environ(), "GOMEMLIMIT="+memLimit)
+		}
+		cmd, out, err := start(env, exe, "-role="+role, "-host="+sr.URL, fmt.Sprint("-pods=", n),
+			fmt.Sprint("-timeout=", timeout), "-profile="+profile)
 		if err != nil {
 			return err
 		}
@@ -109,16 +118,19 @@ func drive(n int, timeout time.Duration) error {
 		if role == "manager" {
 			what = "start to every pod reconciled"
 		}
-		fmt.Printf("%-9s %d pods, %s %.1f s, peak RSS %s\n", role+":", r.Pods, what, r.Seconds, mib(r.PeakRSS))
+		fmt.Printf("%-9s %d pods, %s %.1f s, peak RSS %s, CPU %.1f s\n", role+":", r.Pods, what, r.Seconds,
+			mib(r.PeakRSS), r.CPU)
 	}
 	return nil
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
 
-// start runs exe with args, its standard error passed through.
-func start(exe string, args ...string) (*exec.Cmd, io.Reader, error) {
+// start runs exe with args, its standard error passed through, in env
+// (nil: this process's).
+func start(env []string, exe string, args ...string) (*exec.Cmd, io.Reader, error) {
 	cmd := exec.Command(exe, args...)
+	cmd.Env = env
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -221,7 +233,14 @@ func render(descs []sim.Pod, from int) ([]*corev1.Pod, error) {
 // runEngine runs the informer or the manager against host until every pod
 // is in (informer: synced; manager: every pod reconciled once) and prints
 // the time and the peak RSS.
-func runEngine(role, host string, n int, timeout time.Duration) error {
+func runEngine(role, host string, n int, timeout time.Duration, profile string) error {
+	if profile != "" {
+		stop, err := startProfile(profile, role)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	c, err := kube.NewClient(&kube.Config{Host: host, RateLimit: kube.RateLimitConfig{QPS: -1}})
 	if err != nil {
 		return err
@@ -237,7 +256,8 @@ func runEngine(role, host string, n int, timeout time.Duration) error {
 	default:
 		got, err = runManager(ctx, c, log, n)
 	}
-	r := result{Role: role, Pods: got, Seconds: time.Since(t0).Seconds(), PeakRSS: engine.PeakRSS()}
+	r := result{Role: role, Pods: got, Seconds: time.Since(t0).Seconds(), PeakRSS: engine.PeakRSS(),
+		CPU: engine.CPUTime().Seconds()}
 	if err == nil && got != n {
 		err = fmt.Errorf("%d pods, want %d", got, n)
 	}
@@ -312,4 +332,21 @@ func runManager(ctx context.Context, c *kube.Client, log *slog.Logger, n int) (i
 		return int(reconciled.Load()), errors.New("the manager did not reconcile every pod in time")
 	}
 	return int(reconciled.Load()), nil
+}
+
+// startProfile writes a CPU profile of the process to dir/role.pprof until
+// the returned func is called.
+func startProfile(dir, role string) (func(), error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.Create(filepath.Join(dir, role+".pprof"))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
