@@ -127,30 +127,22 @@ func (r *Reader[T]) Owned(ctx context.Context, owner ownerRef) ([]T, error) {
 	if err := r.wait(ctx); err != nil {
 		return nil, err
 	}
-	view := r.inf.Store()
-	var items []T
-	var err error
+	index, value := "", ""
 	switch {
-	case slices.Contains(view.IndexNames(), OwnerIndex):
-		items, err = view.ByIndex(OwnerIndex, string(uid))
+	case slices.Contains(r.inf.Store().IndexNames(), OwnerIndex):
+		index, value = OwnerIndex, string(uid)
 	case owner.GetNamespace() != "":
-		items, err = view.ByIndex(store.NamespaceIndex, owner.GetNamespace())
-	default:
-		items = view.List()
+		index, value = store.NamespaceIndex, owner.GetNamespace()
 	}
+	items, err := r.inf.ListOwned(index, value, nil, deepCopy[T])
 	if err != nil {
 		return nil, err
 	}
-	out := make([]T, 0, len(items))
+	out := items[:0]
 	for _, obj := range items {
-		if o, ok := any(obj).(ownedObject); !ok || controllerUID(o.GetOwnerReferences()) != uid {
-			continue // a scan's object of another owner
+		if o, ok := any(obj).(ownedObject); ok && controllerUID(o.GetOwnerReferences()) == uid {
+			out = append(out, obj) // not a scan's object of another owner
 		}
-		c, err := deepCopy(obj)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
 	}
 	slices.SortFunc(out, func(a, b T) int {
 		return cmp.Or(cmp.Compare(a.GetNamespace(), b.GetNamespace()), cmp.Compare(a.GetName(), b.GetName()))

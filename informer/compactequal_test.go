@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kwatch/kwatch/internal/rig/sim"
 	"github.com/kwatch/kwatch/internal/rig/simkit"
@@ -56,7 +57,7 @@ func (l *callLog) count() int { l.mu.Lock(); defer l.mu.Unlock(); return l.n }
 // side by side on one server under random churn, then through a relist
 // that finds deletes, updates and adds it did not watch (tombstones). At
 // every quiet point each read path of the compact store (Get, List,
-// ByIndex, Snapshot, IndexKeys) returns what the typed store returns,
+// ByIndex, Snapshot, IndexKeys, ListOwned) returns what the typed store returns,
 // object for object, and every handler call (adds, updates, relist
 // updates, deletes with finalStateUnknown) is the same, key by key.
 func TestCompactReadsEqualTypedUnderChurn(t *testing.T) {
@@ -108,7 +109,7 @@ func runCompactEqual(t *testing.T, seed uint64) {
 				continue
 			}
 			_, err := h.Server.PutPod(sim.Pod{Namespace: ns, Name: name, NodeName: fmt.Sprintf("n%d", rng.IntN(4)),
-				Restarts: int32(rng.IntN(100))})
+				Restarts: int32(rng.IntN(100)), App: fmt.Sprintf("app-%d", rng.IntN(3))})
 			require.NoError(t, err)
 		}
 	}
@@ -170,6 +171,20 @@ func requireSameReads(t *testing.T, typed, compact *Informer[*testPod], what str
 		xk, _ := a.IndexKeys(ix.name, ix.value)
 		yk, _ := b.IndexKeys(ix.name, ix.value)
 		require.ElementsMatch(t, xk, yk, "IndexKeys(%s=%s), %s", ix.name, ix.value, what)
+	}
+	// ListOwned: owned copies, filtered by labels (read from the compact
+	// store's metadata, undecoded) and by index.
+	copyPod := func(p *testPod) (*testPod, error) { c := *p; return &c, nil }
+	for _, sel := range []string{"", "app=app-1", "app!=app-2", "app in (app-0,app-2),pod-template-hash"} {
+		parsed, err := labels.Parse(sel)
+		require.NoError(t, err)
+		for _, ix := range []struct{ name, value string }{{"", ""}, {store.NamespaceIndex, "ns-2"}, {"node", "n3"}} {
+			x, err := typed.ListOwned(ix.name, ix.value, parsed, copyPod)
+			require.NoError(t, err)
+			y, err := compact.ListOwned(ix.name, ix.value, parsed, copyPod)
+			require.NoError(t, err)
+			require.Equal(t, byKey(x), byKey(y), "ListOwned(%s=%s, %q), %s", ix.name, ix.value, sel, what)
+		}
 	}
 	require.Equal(t, a.ResourceVersion(), b.ResourceVersion(), "ResourceVersion, %s", what)
 	require.Zero(t, compact.Stats().DecodeErrors)
