@@ -69,9 +69,9 @@ func (c *compactSide[T]) owned(r *watch.Raw, copy func(T) (T, error)) (obj T, ok
 // index has value (index "": every object) and whose labels sel matches
 // (nil: every object), in no particular order. In StoreCompact the labels
 // are read from each object's metadata, so that only the objects returned
-// are decoded (or copied, as GetOwned says), and none enters the decode
-// cache on the way: a list by label selector of a large namespace costs
-// the matching objects, not all of them. An object that does not decode is
+// are decoded (or copied, as GetOwned says; a protobuf one decoded for
+// the caller enters no decode cache): a list by label selector of a large
+// namespace costs the matching objects, not all of them. An object that does not decode is
 // left out, as from Store().List. err is an unknown index's, or copy's.
 func (inf *Informer[T]) ListOwned(index, value string, sel labels.Selector, copy func(T) (T, error)) ([]T, error) {
 	if c := inf.compact; c != nil {
