@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/kwatch/kwatch/internal/pbwire"
 	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/watch"
 )
@@ -193,15 +194,40 @@ func (r *Client[T]) deleteCall(ctx context.Context, cl call, opts DeleteOptions)
 }
 
 // deleted is what a delete's answer tells the client's WriteRecorder: the
-// object's uid and version when the answer is the object (most resources
-// answer so), the name alone when it is a Status.
+// object's uid and version when the answer is the object, the name and
+// the uid the Status names when it is a Status (kube-apiserver's answer to
+// an immediate delete of most built-in resources). Without the uid the
+// recorder could only guess which incarnation of the name went.
 func (r *Client[T]) deleted(cl call, body []byte, ctype string) kube.Written {
-	if len(body) <= maxObjectBody {
-		if obj, err := watch.DecodeObject[T](r.c, body, ctype); err == nil && obj.GetName() == cl.name {
-			return written(r.res, obj, true)
-		}
+	w := kube.Written{Resource: r.res, Namespace: cl.ns, Name: cl.name, Deleted: true}
+	if len(body) > maxObjectBody {
+		return w
 	}
-	return kube.Written{Resource: r.res, Namespace: cl.ns, Name: cl.name, Deleted: true}
+	if obj, err := watch.DecodeObject[T](r.c, body, ctype); err == nil && obj.GetName() == cl.name {
+		return written(r.res, obj, true)
+	}
+	if d, ok := statusDetails(body, ctype); ok && d.Name == cl.name {
+		w.UID = d.UID
+	}
+	return w
+}
+
+// statusDetails reads the details of a Status answer, JSON or enveloped
+// protobuf; ok is false when body is not one.
+func statusDetails(body []byte, ctype string) (kube.StatusDetails, bool) {
+	protobuf := kube.IsProtobuf(ctype)
+	if protobuf {
+		env, err := pbwire.Unwrap(body)
+		if err != nil || env.Kind != "Status" {
+			return kube.StatusDetails{}, false
+		}
+		body = env.Raw
+	}
+	se, err := kube.DecodeStatus(body, protobuf)
+	if err != nil {
+		return kube.StatusDetails{}, false
+	}
+	return se.Details, true
 }
 
 // encode is the body of a create or update: protobuf when asked and T has

@@ -55,6 +55,18 @@ func (c *cacheEntry) passed(rv uint64, st objState) bool {
 	return st.present && st.rv >= rv
 }
 
+// reached reports whether the cache's store has applied resourceVersion
+// rv; an rv that is not a decimal number counts as reached (nothing can
+// be waited for).
+func (c *cacheEntry) reached(rv string) bool {
+	want, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil {
+		return true
+	}
+	srv, err := strconv.ParseUint(c.storeRV(), 10, 64)
+	return err == nil && srv >= want
+}
+
 type uider interface{ GetUID() types.UID }
 
 type deletionTimed interface{ GetDeletionTimestamp() *metav1.Time }
@@ -106,7 +118,9 @@ func (m *Manager) holders(w kube.Written) []*cacheEntry {
 			continue
 		}
 		if w.Deleted {
-			if c.state(key, false).present {
+			// A cache that has not reached the version the answer showed
+			// may be yet to see the object come (pendingWrite.deletedAt).
+			if c.state(key, false).present || (c.takes(w) && !c.reached(w.ResourceVersion)) {
 				out = append(out, c)
 			}
 			continue

@@ -65,21 +65,62 @@ func (w *pendingWrite) needs(c *cacheEntry) uint64 {
 // that w, not a delete, takes it out of: they show w once the object is
 // gone from them. They also show it at w's resourceVersion, but may never
 // reach it: after the object left they get no event of it, and a later
-// write of the object would wait for a bookmark or the bound.
+// write of the object would wait for a bookmark or the bound. A cache
+// that holds another incarnation of the object (another actor deleted it
+// and made it again) is not one of these: it is still to see this one
+// come, in its scope, so its going says nothing; it shows w at w's
+// resourceVersion only, which the event of the object leaving carries.
 func (w *pendingWrite) leaving(wr kube.Written, holders []*cacheEntry) {
 	if w.deleted {
 		return
 	}
 	for _, c := range holders {
-		if _, ok := w.floor(c); !ok && !c.takes(wr) {
-			w.floors = append(w.floors, floor{c: c})
+		if _, ok := w.floor(c); ok || c.takes(wr) {
+			continue
+		}
+		if st := c.state(w.ref.key, false); w.uid != "" && st.uid != "" && st.uid != w.uid {
+			continue
+		}
+		w.floors = append(w.floors, floor{c: c})
+	}
+}
+
+// deletedAt makes each of holders show w, a delete whose answer showed
+// the object at delRV, only once it has reached delRV: a cache behind it
+// may hold an incarnation the delete came after (another actor deleted
+// the object and made it again), whose other uid or absence says nothing
+// of this delete, or be yet to see the deleted object come.
+func (w *pendingWrite) deletedAt(holders []*cacheEntry) {
+	if !w.deleted || w.delRV == 0 {
+		return
+	}
+	for _, c := range holders {
+		i := slices.IndexFunc(w.floors, func(f floor) bool { return f.c == c })
+		if i < 0 {
+			w.floors = append(w.floors, floor{c, w.delRV})
+		} else {
+			w.floors[i].rv = max(w.floors[i].rv, w.delRV)
 		}
 	}
 }
 
 // supersedes reports whether w, recorded earlier, is a later version of
 // the object than x: two workers' writes of one object may be recorded in
-// the other order than the server answered them.
+// the other order than the server answered them. A delete whose answer
+// showed the object at delRV came after every write at or below delRV,
+// and before every write above it: of the same uid, nothing is written
+// after an object's last version; of another, the two incarnations did
+// not live at once. A delete answered with a Status (no version) is taken
+// as the later write, as is the later recorded of two such.
 func (w *pendingWrite) supersedes(x *pendingWrite) bool {
-	return !w.deleted && !x.deleted && w.rv > x.rv
+	switch {
+	case !w.deleted && !x.deleted:
+		return w.rv > x.rv
+	case !w.deleted:
+		return x.delRV > 0 && w.rv > x.delRV
+	case !x.deleted:
+		return w.delRV > 0 && w.delRV >= x.rv
+	default:
+		return x.delRV > 0 && w.delRV > x.delRV
+	}
 }

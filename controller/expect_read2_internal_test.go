@@ -1,0 +1,251 @@
+package controller
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kwatch/kwatch/client"
+	"github.com/kwatch/kwatch/internal/rig/sim"
+	"github.com/kwatch/kwatch/kube"
+)
+
+// A second reading of the promise of Reader.Get (expect.go): while this
+// process's write of an object is known, a read never returns the
+// object older than the write. Each test below failed on the code before
+// its fix; the skipped ones name holes left open.
+
+var demo = kube.Scope{Namespace: "demo"}
+
+// TestRead2UpdateRecordedAfterALaterDelete: two workers write pod x, one
+// an update (answered at 20), the other a graceful delete answered after
+// it (the pod with its deletionTimestamp, at 22); the update's record
+// runs last. A Get waits for the delete, not for the update recorded
+// last. Before the fix the update replaced the delete, and once the
+// cache showed 20 the Get returned the pod without its deletionTimestamp.
+func TestRead2UpdateRecordedAfterALaterDelete(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRead2Rig(kube.Pods)
+		c := r.cache(demo, 10)
+		c.apply(10, "demo/x", present("u1", 10))
+		r.write(kube.Written{Name: "x", ResourceVersion: "22", UID: "u1", Deleted: true})
+		r.write(kube.Written{Name: "x", ResourceVersion: "20", UID: "u1"})
+		r.event(c, 20, "demo/x", present("u1", 20))
+		require.True(t, r.blocked(t, c, "x"), "the cache holds the pod at 20, before this process's delete at 22")
+		r.event(c, 22, "demo/x", objState{present: true, uid: "u1", rv: 22, deleting: true})
+		require.False(t, r.blocked(t, c, "x"), "the cache shows the delete")
+	})
+}
+
+// TestRead2DeleteOfAnIncarnationTheCacheHasNotSeen: another actor
+// deleted pod x (4) and made it again (5, uid u2) while the cache lagged;
+// this process deletes the new pod, answered with it at 5. The cache,
+// still to see u2 come and go, must not be read meanwhile: neither u1,
+// gone before the delete, nor u2, which this process deleted. Before the
+// fix the cache holding u1 "showed" the delete (another uid), and a cache
+// holding nothing yet was not waited on: neither write was recorded.
+func TestRead2DeleteOfAnIncarnationTheCacheHasNotSeen(t *testing.T) {
+	del := kube.Written{Name: "x", ResourceVersion: "5", UID: "u2", Deleted: true}
+	t.Run("holds the one before", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newRead2Rig(kube.Pods)
+			c := r.cache(demo, 3)
+			c.apply(3, "demo/x", present("u1", 3))
+			r.write(del)
+			require.True(t, r.blocked(t, c, "x"), "the cache holds u1, deleted before this process's delete")
+			r.event(c, 4, "demo/x", objState{})
+			r.event(c, 5, "demo/x", present("u2", 5))
+			require.True(t, r.blocked(t, c, "x"), "the cache holds u2, which this process deleted")
+			r.event(c, 6, "demo/x", objState{})
+			require.False(t, r.blocked(t, c, "x"))
+		})
+	})
+	t.Run("holds none yet", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newRead2Rig(kube.Pods)
+			c := r.cache(demo, 3)
+			r.write(del)
+			r.event(c, 5, "demo/x", present("u2", 5))
+			require.True(t, r.blocked(t, c, "x"), "the cache holds u2, which this process deleted")
+			r.event(c, 6, "demo/x", objState{})
+			require.False(t, r.blocked(t, c, "x"))
+		})
+	})
+}
+
+// TestRead2ReadBoundIsTheLatestWrite: a Get waiting on a write of x
+// that a later write of x replaces waits for the later one within the
+// later one's bound. Before the fix its timer still ran from the first
+// write: the Get got a *NotShownError naming the first write 5 s after
+// the second.
+func TestRead2ReadBoundIsTheLatestWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRead2Rig(kube.Pods)
+		c := r.cache(demo, 5)
+		r.write(kube.Written{Name: "x", ResourceVersion: "10", UID: "u1"})
+		time.Sleep(20 * time.Second)
+		read := make(chan error, 1)
+		go func() { read <- r.e.waitShown(context.Background(), c.c, "demo/x") }()
+		time.Sleep(5 * time.Second)
+		r.write(kube.Written{Name: "x", ResourceVersion: "20", UID: "u1"})
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		require.Empty(t, read, "10 s after the second write the Get still waits for it")
+		r.event(c, 20, "demo/x", present("u1", 20))
+		synctest.Wait()
+		require.NoError(t, <-read)
+	})
+}
+
+// TestRead2ReadAtTheBoundRechecks: a Get whose cache comes to show the
+// write without an event of the object (a bookmark) is answered at the
+// bound, when it wakes. Before the fix it got a *NotShownError there
+// without looking, though the cache showed the write.
+func TestRead2ReadAtTheBoundRechecks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRead2Rig(kube.Pods)
+		c := r.cache(demo, 5)
+		r.write(kube.Written{Name: "x", ResourceVersion: "10", UID: "u1"})
+		read := make(chan error, 1)
+		go func() { read <- r.e.waitShown(context.Background(), c.c, "demo/x") }()
+		time.Sleep(20 * time.Second)
+		c.bookmark(12)
+		time.Sleep(DefaultExpectationTimeout)
+		synctest.Wait()
+		require.NoError(t, <-read, "the cache shows the write")
+	})
+}
+
+// TestRead2StatusDeleteRecordedAfterALaterCreate: ConfigMap x is
+// deleted (a Status answer, as kube-apiserver gives for it) and made
+// again by two workers of this process, the create's record running
+// first. Once the cache relists (no delete event) and holds the new x,
+// it shows the create, the later write, and the delete: a Get returns
+// it. Before the fix the client dropped the uid the Status names, the
+// delete took the new object's uid from the create, and every Get past
+// the bound got a *NotShownError for as long as the new x lived.
+func TestRead2StatusDeleteRecordedAfterALaterCreate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv, err := sim.New(sim.Options{})
+		require.NoError(t, err)
+		require.NoError(t, srv.EnsureNamespace("demo"))
+		var mu sync.Mutex
+		var got []kube.Written
+		kc := memClient(t, srv, "api", func(*http.Request) {}).WithWriteRecorder(func(_ context.Context, w kube.Written) {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, w)
+		})
+		cms := client.For(kc, kube.Typed[*cmObj](kube.ConfigMaps), client.Options{})
+		ctx := context.Background()
+		x := &cmObj{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "x"}}
+		first, err := cms.Create(ctx, x, client.CreateOptions{})
+		require.NoError(t, err)
+		require.NoError(t, cms.Delete(ctx, "demo", "x", client.DeleteOptions{}))
+		second, err := cms.Create(ctx, x, client.CreateOptions{})
+		require.NoError(t, err)
+		require.Len(t, got, 3)
+		del, made := got[1], got[2]
+
+		r := newRead2Rig(kube.ConfigMaps)
+		rv1, _ := strconv.ParseUint(first.ResourceVersion, 10, 64)
+		rv2, _ := strconv.ParseUint(second.ResourceVersion, 10, 64)
+		c := r.cache(demo, rv1)
+		c.apply(rv1, "demo/x", present(string(first.UID), rv1))
+		r.e.record(ctx, made)
+		r.e.record(ctx, del)
+		require.True(t, r.blocked(t, c, "x"), "the cache holds the first x")
+		r.event(c, rv2, "demo/x", present(string(second.UID), rv2))
+		require.False(t, r.blocked(t, c, "x"), "the cache holds the second x, this process's last write")
+	})
+}
+
+// TestRead2RelabelOutOfScopeOverAnotherIncarnation: a cache of pods
+// labelled app=a lags, holding pod x (u1); another actor deleted it (4)
+// and made it again with app=a (5, u2); this process relabels u2 to
+// app=b (10), out of the cache's scope. The cache is still to see u2
+// come, so it shows the relabel only at 10, not once x is gone from it.
+// Before the fix u1's delete "showed" it, and the Get then returned u2 at
+// 5, before the relabel.
+func TestRead2RelabelOutOfScopeOverAnotherIncarnation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRead2Rig(kube.Pods)
+		a := r.cache(kube.Scope{Namespace: "demo", LabelSelector: "app=a"}, 3)
+		a.apply(3, "demo/x", present("u1", 3))
+		r.write(kube.Written{Name: "x", ResourceVersion: "10", UID: "u2", Labels: map[string]string{"app": "b"}})
+		r.event(a, 4, "demo/x", objState{})
+		r.event(a, 5, "demo/x", present("u2", 5))
+		require.True(t, r.blocked(t, a, "x"), "the cache holds u2 at 5, before this process's relabel at 10")
+		r.event(a, 10, "demo/x", objState{}) // it leaves the cache's scope
+		require.False(t, r.blocked(t, a, "x"))
+	})
+}
+
+// TestRead2CacheOutOfScopeYetToSeeTheObject: a cache of pods labelled
+// app=a lags (at 3); another actor made pod x with app=a (5); this
+// process relabels x to app=b (10). The write is recorded against the
+// caches that take x or hold it now: this one does neither, so it is not
+// waited on, and once it applies 5 a Get from it returns x from before
+// the relabel. Open: the manager cannot tell that a cache is behind a
+// version of another writer that put the object in its scope. A fix
+// would keep the write for reads of every cache of the resource below
+// its resourceVersion, shown there only once it passes it; out of scope
+// that takes a bookmark (about a minute), so reads of the object from it
+// would get a *NotShownError meanwhile, and keys must not wait on it.
+func TestRead2CacheOutOfScopeYetToSeeTheObject(t *testing.T) {
+	t.Skip("open hole: a cache out of the write's scope that lags behind another writer's version of the object in its scope (see the comment)")
+	synctest.Test(t, func(t *testing.T) {
+		r := newRead2Rig(kube.Pods)
+		a := r.cache(kube.Scope{Namespace: "demo", LabelSelector: "app=a"}, 3)
+		r.cache(kube.Scope{Namespace: "demo", LabelSelector: "app=b"}, 9)
+		r.write(kube.Written{Name: "x", ResourceVersion: "10", UID: "u1", Labels: map[string]string{"app": "b"}})
+		r.event(a, 5, "demo/x", present("u1", 5))
+		require.True(t, r.blocked(t, a, "x"), "the cache holds x at 5, before this process's relabel at 10")
+	})
+}
+
+// TestRead2CacheBuiltAfterTheWrite: a cache built after this process
+// wrote x (CacheIn of a new scope while the manager runs) is not among
+// the write's caches, so a Get from it does not wait; its first list asks
+// for resourceVersion "0", which kube-apiserver serves from its watch
+// cache, possibly older than the write. Open. A fix: a cache built while
+// its manager has writes kept for reads lists consistently (""), or
+// waitShown treats a cache that holds the object below the kept write's
+// version as not showing it (which helps only while the write is kept).
+func TestRead2CacheBuiltAfterTheWrite(t *testing.T) {
+	t.Skip("open hole: a cache built after the write, listed at resourceVersion 0 from a watch cache behind it (see the comment)")
+	synctest.Test(t, func(t *testing.T) {
+		r := newRead2Rig(kube.Pods)
+		r.cache(demo, 5)
+		r.write(kube.Written{Name: "x", ResourceVersion: "10", UID: "u1"})
+		late := r.cache(kube.Scope{Namespace: "demo", LabelSelector: "tier=web"}, 8)
+		late.apply(8, "demo/x", present("u1", 8))
+		require.True(t, r.blocked(t, late, "x"), "the new cache holds x at 8, before this process's write at 10")
+	})
+}
+
+// TestRead2StatusDeleteOfAnIncarnationTheCacheHasNotSeen is
+// TestRead2DeleteOfAnIncarnationTheCacheHasNotSeen for a delete answered
+// with a Status (configmaps, secrets...): it names the uid but no
+// resourceVersion, so nothing says how far the cache must get; the cache
+// holding u1 shows the delete of u2 (another uid) and a Get returns u1,
+// gone before the delete. Open. A fix: after such a delete read the
+// server's resourceVersion, as for a write of unknown outcome
+// (expect_uncertain.go), and wait for the caches to pass it.
+func TestRead2StatusDeleteOfAnIncarnationTheCacheHasNotSeen(t *testing.T) {
+	t.Skip("open hole: a delete answered with a Status carries no resourceVersion (see the comment)")
+	synctest.Test(t, func(t *testing.T) {
+		r := newRead2Rig(kube.ConfigMaps)
+		c := r.cache(demo, 3)
+		c.apply(3, "demo/x", present("u1", 3))
+		r.write(kube.Written{Name: "x", UID: "u2", Deleted: true})
+		require.True(t, r.blocked(t, c, "x"), "the cache holds u1, deleted before this process's delete")
+	})
+}
