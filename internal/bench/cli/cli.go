@@ -53,7 +53,7 @@ func Main(args []string) int {
 		par      = fs.Int("parallelism", 0, "kwatch decoder parallelism (0: default)")
 		workers  = fs.Int("workers", 0, "workqueue workers (queue role; default 1), reconcile workers (controller role and scenario; default 4)")
 		items    = fs.Int("items", 100000, "workqueue items (queue role)")
-		qprof    = fs.String("cpuprofile", "", "CPU profile of the workqueue run (queue role)")
+		qprof    = fs.String("cpuprofile", "", "CPU profile of the workqueue run (queue role), or of the harness process and the servers it hosts (harness role)")
 		trace    = fs.String("trace", "", "path prefix of runtime traces of the -trace-phases (engine role)")
 		gcAfter  = fs.Int("latency-gc-after", 0, "start a garbage collection after this many stamped deliveries of the latency phase (engine role)")
 	)
@@ -79,6 +79,14 @@ func Main(args []string) int {
 	case "queue":
 		err = runQueue(*eng, max(*workers, 1), *items, *qprof)
 	case "harness":
+		if *qprof != "" {
+			stopProfile, perr := startCPUProfile(*qprof)
+			if perr != nil {
+				err = perr
+				break
+			}
+			defer stopProfile()
+		}
 		if *scenarios == "controller" {
 			err = runController(ctx, ctlFlags{rows: *rows, pods: *pods, runs: *runs, rounds: *rounds, workers: *workers,
 				name: *name, profileDir: *profileDir, out: *out, tune: *tune})
@@ -220,4 +228,18 @@ func writeResults(res *report.Results, dir string) error {
 	}
 	fmt.Fprintf(os.Stderr, "results in %s.{json,md} and %s-latency.svg\n", base, base)
 	return nil
+}
+
+// startCPUProfile writes a CPU profile of this process to path until the
+// returned func is called.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

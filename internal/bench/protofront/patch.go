@@ -57,7 +57,26 @@ func (f *Front) servePatch(w http.ResponseWriter, r *http.Request) {
 	writePod(w, r, patched)
 }
 
+// mergePatch applies a JSON merge patch to p. A patch of annotations alone
+// (the controller benchmark's) is applied to the decoded pod; any other
+// goes through the pod's JSON, which costs about 250 µs for a harness pod
+// and, on the machine the engines share, made the server's CPU per
+// patched pod as large as a fast engine's own.
 func mergePatch(p *corev1.Pod, patch []byte) (*corev1.Pod, error) {
+	if ann, ok := annotationsOnly(patch); ok {
+		out := p.DeepCopy()
+		for k, v := range ann {
+			if v == nil {
+				delete(out.Annotations, k)
+				continue
+			}
+			if out.Annotations == nil {
+				out.Annotations = map[string]string{}
+			}
+			out.Annotations[k] = *v
+		}
+		return out, nil
+	}
 	doc, err := json.Marshal(p)
 	if err != nil {
 		return nil, err
@@ -110,4 +129,23 @@ func (f *Front) Pod(key string) (*corev1.Pod, error) {
 		return nil, fmt.Errorf("protofront: decode %s: %w", key, err)
 	}
 	return &p, nil
+}
+
+// annotationsOnly returns the annotations of a merge patch that sets or
+// removes (null) annotations and does nothing else: {"metadata":
+// {"annotations": {...}}}. ok is false for any other patch.
+func annotationsOnly(patch []byte) (map[string]*string, bool) {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(patch, &top) != nil || len(top) != 1 || top["metadata"] == nil {
+		return nil, false
+	}
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(top["metadata"], &meta) != nil || len(meta) != 1 || meta["annotations"] == nil {
+		return nil, false
+	}
+	var ann map[string]*string
+	if json.Unmarshal(meta["annotations"], &ann) != nil || ann == nil {
+		return nil, false
+	}
+	return ann, true
 }

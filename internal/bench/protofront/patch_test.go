@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -80,4 +81,66 @@ func TestPatch(t *testing.T) {
 			t.Errorf("%s: got %d %s, want %d", c.name, resp.StatusCode, b, c.want)
 		}
 	}
+}
+
+// TestAnnotationsPatchIsTheJSONPatch: a patch of annotations alone,
+// applied to the decoded pod, gives what the merge patch of the pod's JSON
+// gives; any other patch is not taken for one.
+func TestAnnotationsPatchIsTheJSONPatch(t *testing.T) {
+	base := &corev1.Pod{}
+	base.Name, base.Namespace = "p", "ns"
+	withAnn := base.DeepCopy()
+	withAnn.Annotations = map[string]string{"a": "1", "b": "2"}
+	for _, tc := range []struct {
+		pod   *corev1.Pod
+		patch string
+	}{
+		{base, `{"metadata":{"annotations":{"x":"1","y":"2"}}}`},
+		{withAnn, `{"metadata":{"annotations":{"a":"9","c":"3"}}}`},
+		{withAnn, `{"metadata":{"annotations":{"a":null}}}`},
+		{withAnn, `{"metadata":{"annotations":{"a":null,"b":null}}}`},
+		{base, `{"metadata":{"annotations":{"a":null}}}`},
+		{withAnn, `{"metadata":{"annotations":{}}}`},
+	} {
+		if _, ok := annotationsOnly([]byte(tc.patch)); !ok {
+			t.Fatalf("%s: not taken for an annotations patch", tc.patch)
+		}
+		fast, err := mergePatch(tc.pod, []byte(tc.patch))
+		if err != nil {
+			t.Fatal(err)
+		}
+		viaJSON, err := jsonPatched(tc.pod, tc.patch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := json.Marshal(fast)
+		b, _ := json.Marshal(viaJSON)
+		if string(a) != string(b) {
+			t.Errorf("%s: annotations path gives\n%s\nJSON path\n%s", tc.patch, a, b)
+		}
+	}
+	for _, other := range []string{
+		`{"metadata":{"annotations":null}}`, `{"metadata":{"annotations":{"a":1}}}`,
+		`{"metadata":{"annotations":{"a":"1"},"labels":{"b":"2"}}}`, `{"spec":{"nodeName":"n"}}`,
+		`{"metadata":{"annotations":{"a":"1"}},"status":{}}`, `[]`, `null`,
+	} {
+		if _, ok := annotationsOnly([]byte(other)); ok {
+			t.Errorf("%s taken for an annotations patch", other)
+		}
+	}
+}
+
+// jsonPatched is the merge patch of p's JSON, the path every patch took
+// before the annotations path.
+func jsonPatched(p *corev1.Pod, patch string) (*corev1.Pod, error) {
+	doc, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	doc, err = jsonpatch.MergePatch(doc, []byte(patch))
+	if err != nil {
+		return nil, err
+	}
+	var out corev1.Pod
+	return &out, json.Unmarshal(doc, &out)
 }
