@@ -80,7 +80,7 @@ func Main(args []string) int {
 		err = runQueue(*eng, max(*workers, 1), *items, *qprof)
 	case "harness":
 		if *qprof != "" {
-			stopProfile, perr := startCPUProfile(*qprof)
+			stopProfile, perr := engine.StartCPUProfile(*qprof)
 			if perr != nil {
 				err = perr
 				break
@@ -228,18 +228,4 @@ func writeResults(res *report.Results, dir string) error {
 	}
 	fmt.Fprintf(os.Stderr, "results in %s.{json,md} and %s-latency.svg\n", base, base)
 	return nil
-}
-
-// startCPUProfile writes a CPU profile of this process to path until the
-// returned func is called.
-func startCPUProfile(path string) (func(), error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 	"time"
@@ -55,3 +56,17 @@ func PeakRSS() int64 { return peakRSS() }
 
 // CPUTime is the process's CPU time, user and system.
 func CPUTime() time.Duration { return cpuTime() }
+
+// StartCPUProfile writes a CPU profile of this process to path until the
+// returned func is called.
+func StartCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}

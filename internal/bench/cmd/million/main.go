@@ -28,7 +28,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
-	"runtime/pprof"
 	"sync/atomic"
 	"time"
 
@@ -340,13 +339,5 @@ func startProfile(dir, role string) (func(), error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.Create(filepath.Join(dir, role+".pprof"))
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return engine.StartCPUProfile(filepath.Join(dir, role+".pprof"))
 }
