@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"context"
 	"strings"
 
 	"github.com/stretchr/testify/require"
@@ -28,6 +29,8 @@ func clientCases() []Case {
 		{Name: "client/delete-preconditions-and-dry-run", Run: testClientDelete},
 		{Name: "client/scale-subresource", Run: testClientScale},
 		{Name: "client/secret-string-data", Run: testClientSecret},
+		{Name: "client/delete-records-uid-json", Run: func(t T, e *Env) { testClientDeleteRecordsUID(t, e, client.JSON) }},
+		{Name: "client/delete-records-uid-protobuf", Run: func(t T, e *Env) { testClientDeleteRecordsUID(t, e, client.Protobuf) }},
 	}
 }
 
@@ -250,4 +253,30 @@ func testClientSecret(t T, e *Env) {
 	require.Equal(t, corev1.SecretTypeOpaque, got.Type)
 	require.Empty(t, got.StringData)
 	require.Equal(t, map[string][]byte{"a": []byte("x"), "b": []byte("two")}, got.Data)
+}
+
+// testClientDeleteRecordsUID: the write a delete reports to the client's
+// WriteRecorder names the uid that went, whether the server answered with
+// the deleted object or with a Status (kube-apiserver's answer for a
+// ConfigMap), so a manager's expectations know which incarnation went.
+func testClientDeleteRecordsUID(t T, e *Env, encoding client.Encoding) {
+	var got []kube.Written
+	rec := e.Admin.WithWriteRecorder(func(_ context.Context, w kube.Written) {
+		if w.Deleted {
+			got = append(got, w)
+		}
+	})
+	cms := client.For(rec, kube.Typed[*corev1.ConfigMap](configMapsRes), client.Options{Encoding: encoding})
+	cm, err := cms.Create(e.Ctx, newConfigMap(e.NS, "gone", nil), client.CreateOptions{})
+	require.NoError(t, err)
+	require.NoError(t, cms.Delete(e.Ctx, e.NS, "gone", client.DeleteOptions{}))
+	pods := client.For(rec, kube.Typed[*corev1.Pod](kube.Pods), client.Options{Encoding: encoding})
+	pod, err := pods.Create(e.Ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: e.NS, Name: "gone"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.invalid/pause"}}}}, client.CreateOptions{})
+	require.NoError(t, err)
+	zero := int64(0)
+	require.NoError(t, pods.Delete(e.Ctx, e.NS, "gone", client.DeleteOptions{GracePeriodSeconds: &zero}))
+	require.Len(t, got, 2)
+	require.Equal(t, string(cm.UID), got[0].UID, "the configmap's delete")
+	require.Equal(t, string(pod.UID), got[1].UID, "the pod's delete")
 }

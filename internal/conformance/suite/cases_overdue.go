@@ -1,0 +1,99 @@
+package suite
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kwatch/kwatch/client"
+	"github.com/kwatch/kwatch/controller"
+	"github.com/kwatch/kwatch/internal/conformance/harness"
+	"github.com/kwatch/kwatch/kube"
+)
+
+func overdueCases() []Case {
+	return []Case{{Name: "controller/read-past-the-bound-is-not-stale", Run: testReadPastTheBound}}
+}
+
+// The manager's bound and the configmaps' watch lag of testReadPastTheBound:
+// the lag is a lower bound on when the cache can show a write, so a read
+// past the bound and before the lag cannot find it shown.
+const (
+	overdueBound = 500 * time.Millisecond
+	overdueLag   = 5 * time.Second
+)
+
+// testReadPastTheBound: a manager whose configmaps' watch is held back by
+// a harness.LagProxy for overdueLag, with ExpectationTimeout overdueBound,
+// patches ConfigMap a through its client, then b after the bound (a write
+// that swept a's record before the fix). A Reader.Get of a never returns
+// the version from before the patch: it gets a *NotShownError, first after
+// waiting the bound, until the cache shows the patch, and then the patched
+// a. Only lower bounds on time are relied on.
+func testReadPastTheBound(t T, e *Env) {
+	p, err := harness.NewLagProxy(e.Target.Config(Admin))
+	require.NoError(t, err)
+	require.NoError(t, p.SetLag("configmaps", overdueLag))
+	ctx, cancel := context.WithCancel(e.Ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = p.Serve(ctx) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+
+	direct := client.For(newClient(t, e.Target.Config(Admin)), kube.Typed[*corev1.ConfigMap](configMapsRes), client.Options{})
+	for _, name := range []string{"a", "b"} {
+		_, err := direct.Create(e.Ctx, newConfigMap(e.NS, name, map[string]string{"v": "0"}), client.CreateOptions{})
+		require.NoError(t, err)
+	}
+	mgr, err := controller.NewManager(newClient(t, &kube.Config{Host: p.URL}), controller.ManagerOptions{Namespace: e.NS,
+		ExpectationTimeout: overdueBound, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	cms, err := controller.Cache(mgr, kube.Typed[*corev1.ConfigMap](configMapsRes))
+	require.NoError(t, err)
+	wg.Go(func() { _ = mgr.Run(ctx) })
+	// Both ConfigMaps listed (a list through the proxy is not delayed).
+	eventually(t, e, time.Minute, "the cache lists a and b", func() bool {
+		_, okA, errA := cms.Get(e.Ctx, controller.Key{Namespace: e.NS, Name: "a"})
+		_, okB, errB := cms.Get(e.Ctx, controller.Key{Namespace: e.NS, Name: "b"})
+		return errA == nil && errB == nil && okA && okB
+	})
+
+	writes := client.For(mgr.Client(), kube.Typed[*corev1.ConfigMap](configMapsRes), client.Options{})
+	patch := []byte(`{"data":{"v":"1"}}`)
+	patched, err := writes.Patch(e.Ctx, e.NS, "a", client.MergePatch, patch, client.PatchOptions{})
+	require.NoError(t, err)
+	written, err := strconv.ParseUint(patched.ResourceVersion, 10, 64)
+	require.NoError(t, err)
+	key := controller.Key{Namespace: e.NS, Name: "a"}
+
+	// notStale reads a: the patched version, or a *NotShownError; never
+	// the one from before the patch. It reports whether it was shown.
+	notStale := func(what string) bool {
+		t.Helper()
+		got, ok, err := cms.Get(e.Ctx, key)
+		var ns *controller.NotShownError
+		if errors.As(err, &ns) {
+			return false
+		}
+		require.NoError(t, err, what)
+		require.True(t, ok, what)
+		rv, err := strconv.ParseUint(got.ResourceVersion, 10, 64)
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, rv, written, "%s: a read returned a from before this process's patch", what)
+		require.Equal(t, "1", got.Data["v"], what)
+		return true
+	}
+	_, _, err = cms.Get(e.Ctx, key)
+	var ns *controller.NotShownError
+	require.ErrorAs(t, err, &ns, "a read within the lag, past the bound")
+	_, err = writes.Patch(e.Ctx, e.NS, "b", client.MergePatch, patch, client.PatchOptions{})
+	require.NoError(t, err)
+	notStale("after a later write of b")
+	eventually(t, e, time.Minute, "the cache shows the patch of a", func() bool { return notStale("while the cache catches up") })
+}
