@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"testing"
 
@@ -39,7 +40,10 @@ func FuzzParseRecord(f *testing.F) {
 			t.Fatalf("record %q written back as %q", b, back)
 		}
 		_ = raw.GetLabels()
-		_, _ = raw.Meta()
+		ann := raw.GetAnnotations()
+		if meta, err := raw.Meta(); err == nil && raw.Protobuf() && !maps.Equal(meta.Annotations, ann) {
+			t.Fatalf("annotations read in place %v, decoded %v", ann, meta.Annotations)
+		}
 		requireSameName(t, raw)
 		typed, err := NewRawCodec[*metav1.PartialObjectMetadata]().Decode(raw)
 		if err != nil {

@@ -266,38 +266,51 @@ func (r *Raw) lenString(i uint32) (string, uint32) {
 
 // eachProtoLabel reads the labels map entries of the metadata message in
 // place (their framing was checked when the Raw was made).
-func (r *Raw) eachProtoLabel(fn func(k, v string) bool) { r.eachProtoEntry(pbLabels, fn) }
+func (r *Raw) eachProtoLabel(fn func(k, v string) bool) { r.eachProtoEntry(pbLabels, false, fn) }
 
 // eachProtoEntry calls fn with each entry of the map field num of a
 // protobuf object's metadata until it returns false; the strings are
-// views of r's bytes. It reports whether the metadata scanned to its end.
-func (r *Raw) eachProtoEntry(num int, fn func(k, v string) bool) bool {
+// views of r's bytes. Strict, it reports whether the metadata and every
+// entry it looked at were in the canonical form (entries of a key and a
+// value, both length-delimited), stopping at the first that is not: on
+// other bytes the generated decoder's reading may differ from this one's.
+// Not strict, it skips what it cannot read and reports true.
+func (r *Raw) eachProtoEntry(num int, strict bool, fn func(k, v string) bool) bool {
 	meta := r.data[r.lbls.from:r.lbls.to]
 	s := pbwire.NewScanner(meta)
 	var f pbwire.Field
 	for s.Next(&f) {
-		if f.Num != num || f.Wire != pbwire.Bytes {
+		if f.Num != num {
+			continue
+		}
+		if f.Wire != pbwire.Bytes {
+			if strict {
+				return false
+			}
 			continue
 		}
 		var k, v string
 		e := pbwire.NewScanner(f.Data)
 		var kv pbwire.Field
 		for e.Next(&kv) {
+			if strict && (kv.Wire != pbwire.Bytes || (kv.Num != 1 && kv.Num != 2)) {
+				return false
+			}
 			switch {
-			case kv.Num == 1 && kv.Wire == pbwire.Bytes && len(kv.Data) > 0:
+			case kv.Num == 1 && len(kv.Data) > 0:
 				k = unsafe.String(&kv.Data[0], len(kv.Data))
-			case kv.Num == 2 && kv.Wire == pbwire.Bytes && len(kv.Data) > 0:
+			case kv.Num == 2 && len(kv.Data) > 0:
 				v = unsafe.String(&kv.Data[0], len(kv.Data))
 			}
 		}
-		if e.Err() != nil {
+		if strict && e.Err() != nil {
 			return false
 		}
 		if !fn(k, v) {
 			return true
 		}
 	}
-	return s.Err() == nil
+	return !strict || s.Err() == nil
 }
 
 // Meta decodes the whole of metadata (annotations, owner references,
@@ -311,24 +324,24 @@ func (r *Raw) Meta() (*metav1.ObjectMeta, error) {
 }
 
 // GetAnnotations returns metadata.annotations, decoded from the body; nil
-// when there are none or they do not decode. A protobuf object's are read
-// from its metadata in place (the rest of it, managedFields included, is
-// skipped) and their strings share r's bytes; a JSON object's metadata is
-// decoded (see Meta).
+// when there are none or the metadata does not decode. A protobuf
+// object's are read from its metadata in place (the rest of it,
+// managedFields included, is skipped) and their strings share r's bytes;
+// a JSON object's metadata is decoded (see Meta), as is a protobuf one's
+// not in the canonical form.
 func (r *Raw) GetAnnotations() map[string]string {
 	if r.proto {
 		var m map[string]string
-		ok := r.eachProtoEntry(pbAnnotations, func(k, v string) bool {
+		canonical := r.eachProtoEntry(pbAnnotations, true, func(k, v string) bool {
 			if m == nil {
 				m = make(map[string]string)
 			}
 			m[k] = v
 			return true
 		})
-		if !ok {
-			return nil
+		if canonical {
+			return m
 		}
-		return m
 	}
 	m, err := r.Meta()
 	if err != nil {

@@ -40,8 +40,9 @@ func TestProtobufAnnotationsAreTheDecodedOnes(t *testing.T) {
 }
 
 // TestProtobufAnnotationsRepeatedKeyAndDamage: a key given twice keeps its
-// last value, as the generated decoder does, and an annotation entry that
-// does not scan gives no annotations rather than some of them.
+// last value, as the generated decoder does; an entry not in the canonical
+// form is read as the generated decoder reads it; and an annotation entry
+// that does not decode gives no annotations rather than some of them.
 func TestProtobufAnnotationsRepeatedKeyAndDamage(t *testing.T) {
 	entry := func(k, v string) []byte {
 		e := pbwire.AppendBytes(pbwire.AppendBytes(nil, 1, []byte(k)), 2, []byte(v))
@@ -57,6 +58,13 @@ func TestProtobufAnnotationsRepeatedKeyAndDamage(t *testing.T) {
 	meta, err := raw.Meta()
 	require.NoError(t, err)
 	assert.Equal(t, meta.Annotations, raw.GetAnnotations())
+
+	// An entry with a field the canonical form lacks (3, which the
+	// generated decoder skips) is read by decoding the metadata.
+	odd := pbwire.AppendBytes(nil, 3, []byte("x"))
+	odd = pbwire.AppendBytes(pbwire.AppendBytes(odd, 1, []byte("k")), 2, []byte("v"))
+	require.NoError(t, raw.Unmarshal(object(pbwire.AppendBytes(nil, pbAnnotations, odd))))
+	assert.Equal(t, map[string]string{"k": "v"}, raw.GetAnnotations())
 
 	broken := pbwire.AppendBytes(nil, pbAnnotations, []byte{0x0a, 0x05, 'a'}) // key of 5 bytes, 1 there
 	require.NoError(t, raw.Unmarshal(object(append(entry("a", "1"), broken...))))
