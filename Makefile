@@ -124,7 +124,8 @@ FUZZ_TARGETS = ./watch:FuzzFramer:30000 ./watch:FuzzDecoder:30000 ./watch:FuzzDe
 	./cmd/kwatch/internal/printers:FuzzJSONPath:30000 ./cmd/kwatch/internal/printers:FuzzCustomColumns:30000 ./cmd/kwatch/internal/printers:FuzzServerRow:30000 \
 	./kube:FuzzParseExecCredential:30000 ./watch:FuzzParseRecord:30000 ./watch:FuzzProtobufRawWatch:30000 ./watch:FuzzDeepNesting:10000 \
 	./internal/pbwire:FuzzCheckDepth:30000 ./internal/termtext:FuzzEscape:30000 \
-	./webhook:FuzzDecodeAdmissionReview:30000 ./webhook:FuzzDecodeConversionReview:30000 ./webhook:FuzzMutationPatch:30000 ./internal/jsonpatch:FuzzDiff:30000
+	./webhook:FuzzDecodeAdmissionReview:30000 ./webhook:FuzzDecodeConversionReview:30000 ./webhook:FuzzMutationPatch:30000 ./internal/jsonpatch:FuzzDiff:30000 \
+	./internal/protodec:FuzzDecode:30000
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; n=$$(( $${rest##*:} * $(FUZZSCALE) )); \
