@@ -46,6 +46,9 @@ func FuzzParseRecord(f *testing.F) {
 		}
 		requireSameName(t, raw)
 		typed, err := NewRawCodec[*metav1.PartialObjectMetadata]().Decode(raw)
+		if raw.Protobuf() {
+			requireGeneratedDecode(t, raw, typed, err) // from the table or not, as the generated code
+		}
 		if err != nil {
 			return // the typed decoder is stricter in places
 		}
