@@ -19,6 +19,9 @@ const (
 // carries more than the value's top bit (the generated decoder drops such
 // bits, which is for it to do).
 func varint(b []byte, i int) (v uint64, next int, ok bool) {
+	if i < len(b) && b[i] < 0x80 { // most tags and lengths: one byte
+		return uint64(b[i]), i + 1, true
+	}
 	for shift := uint(0); shift < 70; shift += 7 {
 		if i >= len(b) {
 			return 0, 0, false
