@@ -241,13 +241,13 @@ func (inf *Informer[T]) restoreCommit(repl *store.Replacement[T], rv string) {
 	defer inf.distMu.Unlock()
 	inf.store.Commit(repl, rv)
 	inf.stats.touch(rv)
-	for _, obj := range inf.store.List() {
-		key, err := inf.store.Key(obj)
-		if err != nil {
-			continue
-		}
+	if len(inf.handlers) == 0 {
+		return
+	}
+	keys, objs := inf.store.Items()
+	for i, obj := range objs {
 		for _, r := range inf.handlers {
-			r.q.add(key, obj, true)
+			r.q.add(keys[i], obj, true)
 		}
 	}
 }

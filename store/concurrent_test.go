@@ -99,6 +99,10 @@ func readOnce(t *testing.T, s *Store[obj], lastGen *int) bool {
 	_, _ = s.IndexValues("gen")
 	_, _ = s.IndexKeys(NamespaceIndex, "ns")
 	_ = s.ListKeys()
+	if keys, objs := s.Items(); len(keys) != len(objs) {
+		t.Errorf("Items returned %d keys and %d objects", len(keys), len(objs))
+		return false
+	}
 	_ = s.Len()
 	_ = s.ResourceVersion()
 	_ = s.Snapshot()

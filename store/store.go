@@ -222,6 +222,23 @@ func (s *Store[T]) ListKeys() []string {
 	return out
 }
 
+// Items returns every key and its object, in no particular order, read
+// together under one lock: keys[i] is the key of objs[i]. The objects are
+// shared: read only. A caller that needs both saves a Key call per object,
+// which reads the object (for a compact store, bytes scattered over the
+// heap).
+func (s *Store[T]) Items() (keys []string, objs []T) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	keys = make([]string, 0, len(s.cur.items))
+	objs = make([]T, 0, len(s.cur.items))
+	for k, obj := range s.cur.items {
+		keys = append(keys, k)
+		objs = append(objs, obj)
+	}
+	return keys, objs
+}
+
 // Snapshot returns a copy of the key to object map, for tests and
 // debugging. The objects are shared: read only.
 func (s *Store[T]) Snapshot() map[string]T {

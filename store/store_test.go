@@ -91,6 +91,16 @@ func TestListAndKeys(t *testing.T) {
 	require.Equal(t, want, names(s.List()), "List")
 	require.Equal(t, []string{"node", "ns1/a", "ns1/b", "ns2/c"}, sorted(s.ListKeys()), "ListKeys")
 	require.Equal(t, 4, s.Len(), "Len")
+	keys, objs := s.Items()
+	require.Len(t, objs, len(keys), "Items")
+	require.Equal(t, []string{"node", "ns1/a", "ns1/b", "ns2/c"}, sorted(keys), "Items' keys")
+	for i, k := range keys {
+		got, _ := s.Get(k)
+		require.Same(t, got, objs[i], "Items: %s is not the object of its key", k)
+	}
+	ek, eo := empty.Items()
+	require.Empty(t, ek)
+	require.Empty(t, eo)
 
 	snap := s.Snapshot()
 	require.Len(t, snap, 4)
