@@ -192,8 +192,11 @@ func (d *decoder) appendElem(f *field, fp unsafe.Pointer, b []byte, at int) unsa
 
 // entry reads a map entry's key (field 1) and value (field 2); absent, each
 // is empty. A key or value of another wire type is left to the generated
-// code; other fields are skipped, as it skips them.
-func entry(data []byte) (key, val []byte, hasVal bool, err error) {
+// code; other fields are skipped, as it skips them. With msg, the value is
+// a message, and one given twice is left to the generated code too: it
+// decodes every one (the last is kept), so an earlier one that does not
+// decode is its error, which decoding the last alone would miss.
+func entry(data []byte, msg bool) (key, val []byte, hasVal bool, err error) {
 	for i := 0; i < len(data); {
 		num, wire, next, ok := tag(data, i)
 		if !ok {
@@ -212,9 +215,12 @@ func entry(data []byte) (key, val []byte, hasVal bool, err error) {
 		if !ok {
 			return nil, nil, false, errNotCanonical
 		}
-		if num == 1 {
+		switch {
+		case num == 1:
 			key = data[from:to:to]
-		} else {
+		case msg && hasVal:
+			return nil, nil, false, errNotCanonical
+		default:
 			val, hasVal = data[from:to:to], true
 		}
 		i = to
@@ -229,7 +235,7 @@ func (d *decoder) stringMapEntry(fp unsafe.Pointer, data, b []byte, at int) erro
 	if *m == nil {
 		*m = make(map[string]string, run(b, at, fieldNum(nil, b, at), wireBytes))
 	}
-	k, v, _, err := entry(data)
+	k, v, _, err := entry(data, false)
 	if err != nil {
 		return err
 	}
@@ -245,7 +251,7 @@ func (d *decoder) bytesMapEntry(fp unsafe.Pointer, data, b []byte, at int) error
 	if *m == nil {
 		*m = make(map[string][]byte, run(b, at, fieldNum(nil, b, at), wireBytes))
 	}
-	k, v, _, err := entry(data)
+	k, v, _, err := entry(data, false)
 	if err != nil {
 		return err
 	}
@@ -261,7 +267,7 @@ func (d *decoder) quantityMapEntry(f *field, fp unsafe.Pointer, data, b []byte, 
 	if *m == nil {
 		*m = make(map[string]resource.Quantity, run(b, at, fieldNum(f, b, at), wireBytes))
 	}
-	k, v, hasVal, err := entry(data)
+	k, v, hasVal, err := entry(data, true)
 	if err != nil {
 		return err
 	}
@@ -282,7 +288,7 @@ func (d *decoder) mapEntry(f *field, fp unsafe.Pointer, data, b []byte, at int) 
 	if m.IsNil() {
 		m.Set(reflect.MakeMapWithSize(f.typ, run(b, at, fieldNum(f, b, at), wireBytes)))
 	}
-	k, v, hasVal, err := entry(data)
+	k, v, hasVal, err := entry(data, f.msg != nil)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,8 @@
 //     (a field number past 2^31-1, which that code truncates; a varint
 //     with bits past 64; a known field of another wire type; a group; a
 //     length past its message; a map entry whose key or value is not
-//     bytes), and the caller decodes it again with the generated code,
+//     bytes, or whose message value is given twice, each of which that
+//     code decodes), and the caller decodes it again with the generated code,
 //     which decides what such bytes mean. So whenever Decode returns nil,
 //     the value equals the generated decoder's, and the tests and fuzz
 //     targets check exactly that.

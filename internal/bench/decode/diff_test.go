@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"bytes"
 	"math/rand"
 	"reflect"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -123,6 +125,7 @@ func FuzzPodDecode(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	f.Add(podOverheadTwice()) // a value that does not decode, then one that does
 	plan := protodec.For(reflect.TypeFor[corev1.Pod]())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		requireSameDecode(t, reflect.TypeFor[corev1.Pod](), plan, b, false)
@@ -176,4 +179,38 @@ func mutate(r *rand.Rand, b []byte) []byte {
 		}
 	}
 	return b
+}
+
+// field encodes the length-delimited field num (below 16) holding parts.
+func field(num byte, parts ...[]byte) []byte {
+	content := bytes.Join(parts, nil)
+	return append([]byte{num<<3 | 2, byte(len(content))}, content...)
+}
+
+// podOverheadTwice is a pod whose spec.overhead entry "cpu" holds two
+// values: a quantity that does not parse, then one that does.
+func podOverheadTwice() []byte {
+	entry := field(1, []byte("cpu")) // the key
+	entry = append(entry, field(2, field(1, []byte("x")))...)
+	entry = append(entry, field(2, field(1, []byte("1")))...)
+	spec := append([]byte{0x82, 0x02, byte(len(entry))}, entry...) // PodSpec field 32, overhead
+	return field(2, spec)                                          // Pod field 2, spec
+}
+
+// TestMapEntryWithAValueTwice: the generated code decodes each value of
+// a map entry given twice, so one that does not decode is an error even
+// when another follows (a resource list's quantity, a message of a map of
+// messages); the table must not accept the entry by the last value alone.
+func TestMapEntryWithAValueTwice(t *testing.T) {
+	b := podOverheadTwice()
+	require.Error(t, new(corev1.Pod).Unmarshal(b), "the generated code refuses the first value")
+	requireSameDecode(t, reflect.TypeFor[corev1.Pod](), protodec.For(reflect.TypeFor[corev1.Pod]()), b, false)
+
+	// A ResourceSlice's devices' capacity is a map of DeviceCapacity
+	// messages (1 value, a quantity).
+	capacity := func(q string) []byte { return field(2, field(1, field(1, []byte(q)))) }
+	entry := field(3, field(1, []byte("c")), capacity("x"), capacity("1"))
+	b = field(2, field(6, field(1, []byte("d")), entry)) // spec, devices, name and capacity
+	require.Error(t, new(resourcev1.ResourceSlice).Unmarshal(b))
+	requireSameDecode(t, reflect.TypeFor[resourcev1.ResourceSlice](), protodec.For(reflect.TypeFor[resourcev1.ResourceSlice]()), b, false)
 }
