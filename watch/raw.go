@@ -298,11 +298,12 @@ func (r *Raw) eachProtoEntry(num int, strict bool, fn func(k, v string) bool) bo
 			if strict && (kv.Wire != pbwire.Bytes || (kv.Num != 1 && kv.Num != 2)) {
 				return false
 			}
-			switch {
-			case kv.Num == 1 && len(kv.Data) > 0:
-				k = unsafe.String(&kv.Data[0], len(kv.Data))
-			case kv.Num == 2 && len(kv.Data) > 0:
-				v = unsafe.String(&kv.Data[0], len(kv.Data))
+			// A key or value given twice is the last, empty or not.
+			switch kv.Num {
+			case 1:
+				k = viewString(kv.Data)
+			case 2:
+				v = viewString(kv.Data)
 			}
 		}
 		if strict && e.Err() != nil {
@@ -313,6 +314,14 @@ func (r *Raw) eachProtoEntry(num int, strict bool, fn func(k, v string) bool) bo
 		}
 	}
 	return !strict || s.Err() == nil
+}
+
+// viewString is b as a string sharing its bytes; "" when b is empty.
+func viewString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 // Meta decodes the whole of metadata (annotations, owner references,

@@ -97,3 +97,28 @@ func BenchmarkRawAnnotations(b *testing.B) {
 		}
 	})
 }
+
+// TestProtobufEntryEmptiedByALaterField: a map entry whose key or value is
+// given twice, the last time empty, has the empty one, as the generated
+// decoder reads it: the labels and annotations read in place must not keep
+// the earlier, non-empty one.
+func TestProtobufEntryEmptiedByALaterField(t *testing.T) {
+	keyEmptied := pbwire.AppendBytes(pbwire.AppendBytes(pbwire.AppendBytes(nil, 1, []byte("a")), 1, nil), 2, []byte("v"))
+	valueEmptied := pbwire.AppendBytes(pbwire.AppendBytes(pbwire.AppendBytes(nil, 1, []byte("b")), 2, []byte("x")), 2, nil)
+	meta := pbwire.AppendBytes(nil, pbName, []byte("x"))
+	for _, num := range []int{pbLabels, pbAnnotations} {
+		meta = pbwire.AppendBytes(pbwire.AppendBytes(meta, num, keyEmptied), num, valueEmptied)
+	}
+	var raw Raw
+	require.NoError(t, raw.Unmarshal(pbwire.AppendBytes(nil, pbMetadata, meta)))
+	decoded, err := raw.Meta()
+	require.NoError(t, err)
+	want := map[string]string{"": "v", "b": ""}
+	require.Equal(t, want, decoded.Labels)
+	require.Equal(t, want, decoded.Annotations)
+	assert.Equal(t, want, raw.GetLabels())
+	assert.Equal(t, want, raw.GetAnnotations())
+	assert.False(t, raw.Labels().Has("a"))
+	assert.Equal(t, "", raw.Labels().Get("b"))
+	assert.True(t, raw.Labels().Has(""))
+}
