@@ -8,14 +8,17 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// Decode decodes the message b into the value of p's type at ptr, merging
-// into what is there as the generated Unmarshal does (decode into a zero
-// value for a fresh object). With alias, decoded strings point into b,
-// which must then never change and stays in memory as long as any of
-// them does; bytes fields are always copied. An error means the value is
-// spoilt and b must be decoded again by the generated code: either b is
-// malformed, which that code reports, or it holds what this package
-// leaves to that code (see the package doc).
+// Decode decodes the message b into the zero value of p's type at ptr.
+// Within b, fields merge as the generated Unmarshal merges them (a message
+// given twice, a repeated field's entries apart), but a value that is not
+// zero is not merged into as that code would: an element appended to a
+// slice of messages with room past its length keeps what the room held,
+// where the generated code appends a zero element. With alias, decoded
+// strings point into b, which must then never change and stays in memory
+// as long as any of them does; bytes fields are always copied. An error
+// means the value is spoilt and b must be decoded again by the generated
+// code: either b is malformed, which that code reports, or it holds what
+// this package leaves to that code (see the package doc).
 func (p *Plan) Decode(b []byte, ptr unsafe.Pointer, alias bool) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
