@@ -408,7 +408,8 @@ func (r *Raw) adoptProto(b []byte, off int) error {
 	return nil
 }
 
-// MarshalJSON returns the body of a JSON Raw; a protobuf one is an error.
+// MarshalJSON returns the body of a JSON Raw, shared with the Raw: read
+// only, as Body. A protobuf one is an error.
 func (r *Raw) MarshalJSON() ([]byte, error) {
 	if r.proto {
 		return nil, errors.New("watch: a protobuf Raw has no JSON form")
