@@ -1,6 +1,7 @@
 package jsonpatch
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -73,6 +74,7 @@ func FuzzDiff(f *testing.F) {
 	f.Add([]byte(`[1,{"x":"y"}]`), []byte(`[1,{"x":"z"}]`))
 	f.Add([]byte(`{"a/b":{"~":1}}`), []byte(`{"a/b":{}}`))
 	f.Add([]byte("{\"a/b\":{\"\xff\":0}}"), []byte(`{"a/b":{}}`))
+	f.Add([]byte(`0`), []byte(`1E1000`))
 	f.Fuzz(func(t *testing.T, before, after []byte) {
 		b, errB := decodeNumbers(before)
 		a, errA := decodeNumbers(after)
@@ -85,7 +87,9 @@ func FuzzDiff(f *testing.F) {
 			t.Fatalf("patch %v does not encode: %v", ops, err)
 		}
 		var sent []Op
-		if err := json.Unmarshal(enc, &sent); err != nil {
+		d := json.NewDecoder(bytes.NewReader(enc))
+		d.UseNumber() // as the API server reads numbers: 1E1000 is no float64
+		if err := d.Decode(&sent); err != nil {
 			t.Fatalf("patch %s does not decode: %v", enc, err)
 		}
 		doc, _ := decodeNumbers(before)

@@ -150,9 +150,15 @@ func decodeNumbers(b []byte) (any, error) {
 	return v, err
 }
 
+// normalize passes v through JSON, numbers kept by their text.
 func normalize(v any) any {
-	b, _ := json.Marshal(v)
-	var out any
-	_ = json.Unmarshal(b, &out)
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	out, err := decodeNumbers(b)
+	if err != nil {
+		panic(err)
+	}
 	return out
 }
