@@ -14,9 +14,6 @@ import (
 // already, and is safe to call concurrently with the handler's calls.
 type prefetcher[T any] interface {
 	prefetch(p pending[T])
-	// aheadRoom is how many changes into the queue prefetching may go
-	// (what the cache it decodes into keeps); 0 for none.
-	aheadRoom() int
 }
 
 const (
@@ -39,8 +36,7 @@ const (
 // backlog, so that one handler's decoding uses more than one core. The
 // changes are shared out by their queue sequence number: with n helpers,
 // helper j (1..n) prefetches the changes whose seq is j modulo n+1, up to
-// aheadReach×(n+1) changes into the queue (and no further than the decode
-// cache keeps: none without one, see aheadRoom); the others are left to the
+// aheadReach×(n+1) changes into the queue; the others are left to the
 // handler, which decodes them when it calls for them while the helpers do
 // theirs. So the handler and a helper rarely want the same change at the
 // same time (when they do, the later one waits for the decode in
@@ -56,7 +52,6 @@ type ahead[T any] struct {
 	q       *handlerQueue[T]
 	p       prefetcher[T]
 	ctx     context.Context
-	reach   int          // how many changes into the queue the helpers work
 	running atomic.Int32 // helpers alive
 	// moved[j-1] wakes helper j after the handler took a change.
 	moved []chan struct{}
@@ -74,11 +69,7 @@ func newAhead[T any](ctx context.Context, q *handlerQueue[T]) *ahead[T] {
 	if !ok || helpers < 1 {
 		return nil
 	}
-	reach := min(aheadReach*(helpers+1), p.aheadRoom())
-	if reach < aheadBatch*(helpers+1) {
-		return nil // too little room: what they decode would go before its call
-	}
-	a := &ahead[T]{q: q, p: p, ctx: ctx, reach: reach, moved: make([]chan struct{}, helpers), done: make([]uint64, helpers)}
+	a := &ahead[T]{q: q, p: p, ctx: ctx, moved: make([]chan struct{}, helpers), done: make([]uint64, helpers)}
 	for j := range a.moved {
 		a.moved[j] = make(chan struct{}, 1)
 	}
@@ -114,10 +105,11 @@ func (a *ahead[T]) help(j int) {
 	defer a.wg.Done()
 	defer a.running.Add(-1)
 	share := uint64(len(a.moved) + 1)
+	reach := aheadReach * int(share)
 	done := &a.done[j-1]
 	batch := make([]pending[T], 0, aheadBatch)
 	for a.ctx.Err() == nil {
-		batch = a.q.peekShare(batch[:0], *done, uint64(j), share, a.reach)
+		batch = a.q.peekShare(batch[:0], *done, uint64(j), share, reach)
 		if len(batch) == 0 {
 			if a.q.backlog.Load() < aheadBacklog {
 				return
@@ -129,19 +121,11 @@ func (a *ahead[T]) help(j int) {
 			continue
 		}
 		for _, p := range batch {
-			a.prefetch(p)
+			a.p.prefetch(p)
 			*done = p.seq
 		}
 		clear(batch) // keep no version alive
 	}
-}
-
-// prefetch is the prefetcher's, with a panic recovered: the handler's own
-// decode of p meets it again, in its call, where deliver recovers and
-// counts it.
-func (a *ahead[T]) prefetch(p pending[T]) {
-	defer func() { _ = recover() }()
-	a.p.prefetch(p)
 }
 
 // wait returns once no helper is left; ctx must have ended or the

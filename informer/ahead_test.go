@@ -27,11 +27,19 @@ func (g *gatedRecorder) OnAdd(p *testPod, initial bool) {
 	g.recorderT.OnAdd(p, initial)
 }
 
-// aheadSetup is a compact side with the default decode cache and the
-// queue of a typed handler of it, holding adds of n pods.
+// aheadSetup is a compact side and the queue of a typed handler of it,
+// holding adds of n pods.
 func aheadSetup(t *testing.T, n int) (*compactSide[*testPod], *handlerQueue[*watch.Raw], *gatedRecorder) {
 	t.Helper()
-	return aheadSetupWith(t, n, 0, quietLogger(), goodPod)
+	c := &compactSide[*testPod]{codec: watch.NewRawCodec[*testPod](), cache: newDecodeCache[*testPod](0)}
+	rec := &gatedRecorder{open: make(chan struct{})}
+	q := newHandlerQueue[*watch.Raw](c.handler(rec), false, quietLogger())
+	for i := range n {
+		r := new(watch.Raw)
+		require.NoError(t, r.UnmarshalJSON([]byte(podJSON(fmt.Sprintf("p%03d", i), "5"))))
+		q.add(fmt.Sprintf("ns/p%03d", i), r, true)
+	}
+	return c, q, rec
 }
 
 // TestAheadDecodesABacklogOnce: the queue of a typed handler of a compact

@@ -211,7 +211,7 @@ var errDecodeAborted = errors.New("informer: the decode of this version panicked
 // fetch is decode; with wait false, a version another goroutine is
 // decoding right now is left to it (ok false): what a decode ahead does.
 func (c *compactSide[T]) fetch(r *watch.Raw, wait bool) (obj T, err error, ok bool) {
-	obj, err, f, mine := c.cache.begin(r, !wait)
+	obj, err, f, mine := c.cache.begin(r)
 	switch {
 	case !mine && f == nil:
 		return obj, err, true
@@ -362,9 +362,6 @@ func (d *decodingHandler[T]) prefetch(p pending[*watch.Raw]) {
 		d.c.fetch(p.old, false)
 	}
 }
-
-// aheadRoom is how far ahead of the handler its helpers may decode.
-func (d *decodingHandler[T]) aheadRoom() int { return d.c.cache.room() }
 
 // lastGiven is the version of p's object the handler was last given, if any.
 func (d *decodingHandler[T]) lastGiven(p pending[*watch.Raw]) (T, bool) {

@@ -59,9 +59,6 @@ type flight[T any] struct {
 	done chan struct{}
 	obj  T
 	err  error
-	// ahead: the flight is a read ahead of a handler's (see begin);
-	// waited: a reader waited for it. Guarded by the cache's mu.
-	ahead, waited bool
 }
 
 type slot[T any] struct {
@@ -69,10 +66,6 @@ type slot[T any] struct {
 	obj T
 	err error
 	ref bool // read since the hand last passed
-	// ahead: decoded by a read ahead that no reader has read since: the
-	// first read is the one it was decoded for, which would have missed,
-	// so it does not mark the entry.
-	ahead bool
 }
 
 // newDecodeCache returns the cache Options.DecodeCache asks for: sized by
@@ -114,36 +107,21 @@ func (c *decodeCache[T]) get(r *watch.Raw) (T, error, bool) {
 // caller may wait for; else a flight of the caller's own (mine true): it
 // decodes r and then calls land, or abort if it cannot. A nil cache has
 // no flights: every caller decodes (f nil, mine true).
-//
-// ahead is a read ahead of a handler's (ahead.go): it is not a reader's
-// read, so it neither counts towards the sizing window nor marks what it
-// finds; what it decodes is marked as such, so that the handler's read
-// of it is counted as the miss it stands for.
-func (c *decodeCache[T]) begin(r *watch.Raw, ahead bool) (obj T, err error, f *flight[T], mine bool) {
+func (c *decodeCache[T]) begin(r *watch.Raw) (obj T, err error, f *flight[T], mine bool) {
 	if c == nil {
 		return obj, nil, nil, true
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !ahead {
-		c.readLocked(1)
-	}
+	c.readLocked(1)
 	if i, ok := c.m[r]; ok {
-		s := &c.ring[i]
-		switch {
-		case ahead:
-		case s.ahead:
-			s.ahead = false
-		default:
-			s.ref = true
-		}
-		return s.obj, s.err, nil, false
+		c.ring[i].ref = true
+		return c.ring[i].obj, c.ring[i].err, nil, false
 	}
 	if f, ok := c.flights[r]; ok {
-		f.waited = f.waited || !ahead
 		return obj, nil, f, false
 	}
-	f = &flight[T]{done: make(chan struct{}), ahead: ahead}
+	f = &flight[T]{done: make(chan struct{})}
 	c.flights[r] = f
 	return obj, nil, f, true
 }
@@ -154,8 +132,8 @@ func (c *decodeCache[T]) land(r *watch.Raw, f *flight[T], obj T, err error) {
 	if c == nil {
 		return
 	}
+	c.put(r, obj, err)
 	c.mu.Lock()
-	c.putLocked(r, obj, err, f.ahead && !f.waited)
 	delete(c.flights, r)
 	c.mu.Unlock()
 	f.obj, f.err = obj, err
@@ -210,10 +188,6 @@ func (c *decodeCache[T]) put(r *watch.Raw, obj T, err error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.putLocked(r, obj, err, false)
-}
-
-func (c *decodeCache[T]) putLocked(r *watch.Raw, obj T, err error, ahead bool) {
 	if _, ok := c.m[r]; ok {
 		return // another reader decoded it at the same time
 	}
@@ -223,7 +197,7 @@ func (c *decodeCache[T]) putLocked(r *watch.Raw, obj T, err error, ahead bool) {
 	if c.limit == 0 {
 		return
 	}
-	s := slot[T]{raw: r, obj: obj, err: err, ahead: ahead}
+	s := slot[T]{raw: r, obj: obj, err: err}
 	if n := len(c.free); n > 0 {
 		i := c.free[n-1]
 		c.free = c.free[:n-1]
@@ -233,17 +207,6 @@ func (c *decodeCache[T]) putLocked(r *watch.Raw, obj T, err error, ahead bool) {
 	}
 	c.ring = append(c.ring, s)
 	c.m[r] = len(c.ring) - 1
-}
-
-// room is how many versions a handler's helpers may decode ahead of it:
-// a quarter of the cache's least size, so that what they decode stays
-// until the handler reads it and leaves room for other readers. None
-// without a cache: what they decoded would be lost.
-func (c *decodeCache[T]) room() int {
-	if c == nil {
-		return 0
-	}
-	return c.floor / 4 // floor is immutable
 }
 
 // evictLocked removes one entry: the first unmarked one from the hand,
