@@ -38,11 +38,7 @@ const (
 	//   - Handlers: a KeyHandler never decodes; a raw handler (AddRawHandler)
 	//     gets old and new metadata at once and decodes (Decode) only the
 	//     object it asks for; any other handler decodes the objects it is
-	//     given, and while it has a backlog, up to three helper goroutines
-	//     (one fewer than GOMAXPROCS) decode its next objects ahead of its
-	//     calls, so that its decoding uses more than one core. All
-	//     decodes go through the cache a reconcile's Get uses, and a
-	//     version being decoded is waited for, never decoded twice at once.
+	//     given. All decodes go through the cache a reconcile's Get uses.
 	//   - Indexes: the namespace index and RawIndexers read metadata only;
 	//     Indexers and a custom Key decode each object version they see.
 	//   - An object that does not decode into T is found on read: Get
@@ -197,38 +193,14 @@ func snapshotEncoding(o Options[*watch.Raw]) string {
 }
 
 // decode returns r decoded into T, from the cache when another reader or
-// a handler decoded this version already, or once the goroutine decoding
-// it now is done. Failures are counted and shown in Health once per
-// version.
+// a handler decoded this version already. Failures are counted and shown
+// in Health once per version.
 func (c *compactSide[T]) decode(r *watch.Raw) (T, error) {
-	obj, err, _ := c.fetch(r, true)
-	return obj, err
-}
-
-// errDecodeAborted is what waiters on a decode get when it panicked.
-var errDecodeAborted = errors.New("informer: the decode of this version panicked")
-
-// fetch is decode; with wait false, a version another goroutine is
-// decoding right now is left to it (ok false): what a decode ahead does.
-func (c *compactSide[T]) fetch(r *watch.Raw, wait bool) (obj T, err error, ok bool) {
-	obj, err, f, mine := c.cache.begin(r)
-	switch {
-	case !mine && f == nil:
-		return obj, err, true
-	case !mine && !wait:
-		return obj, nil, false
-	case !mine:
-		<-f.done
-		return f.obj, f.err, true
+	if obj, err, ok := c.cache.get(r); ok {
+		return obj, err
 	}
-	landed := false
-	defer func() {
-		if !landed {
-			c.cache.abort(r, f, errDecodeAborted)
-		}
-	}()
 	c.decodes.Add(1)
-	obj, err = c.codec.Decode(r)
+	obj, err := c.codec.Decode(r)
 	if err != nil {
 		c.errs.Add(1)
 		err = fmt.Errorf("%s/%s at resourceVersion %s does not decode: %w", r.GetNamespace(), r.GetName(),
@@ -237,9 +209,8 @@ func (c *compactSide[T]) fetch(r *watch.Raw, wait bool) (obj T, err error, ok bo
 		c.raw.opts.Logger.Error("informer could not decode a stored object; readers do not see it",
 			"resource", c.raw.opts.Resource.String(), "namespace", r.GetNamespace(), "name", r.GetName(), "err", err)
 	}
-	landed = true
-	c.cache.land(r, f, obj, err)
-	return obj, err, true
+	c.cache.put(r, obj, err)
+	return obj, err
 }
 
 // RawStore is the compact store itself: every object as a watch.Raw, read
@@ -348,19 +319,6 @@ func (d *decodingHandler[T]) remove(p pending[*watch.Raw]) {
 		d.h.OnDelete(last, true)
 	}
 	// Otherwise the handler was never given the object: nothing to take back.
-}
-
-// prefetch decodes, into the cache, the versions delivering p will ask
-// for: the new one, and the old one an update starts from (unless the
-// handler holds another, which only its own goroutine may read). A
-// version being decoded elsewhere is left to that goroutine.
-func (d *decodingHandler[T]) prefetch(p pending[*watch.Raw]) {
-	if p.cur != nil {
-		d.c.fetch(p.cur, false)
-	}
-	if p.oldOK && p.curOK {
-		d.c.fetch(p.old, false)
-	}
 }
 
 // lastGiven is the version of p's object the handler was last given, if any.

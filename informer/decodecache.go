@@ -47,18 +47,6 @@ type decodeCache[T any] struct {
 	limit int  // most entries kept; guarded by mu
 	reads int  // reads in the current window; guarded by mu
 	peak  int  // largest batch of the current window; guarded by mu
-	// flights holds the versions being decoded right now, so that a
-	// second reader of one waits for the first instead of decoding it
-	// again. Guarded by mu.
-	flights map[*watch.Raw]*flight[T]
-}
-
-// flight is one decode in progress; done is closed once obj and err are
-// set.
-type flight[T any] struct {
-	done chan struct{}
-	obj  T
-	err  error
 }
 
 type slot[T any] struct {
@@ -75,7 +63,7 @@ func newDecodeCache[T any](n int) *decodeCache[T] {
 	if n < 0 {
 		return nil
 	}
-	c := &decodeCache[T]{floor: n, fixed: n > 0, m: map[*watch.Raw]int{}, flights: map[*watch.Raw]*flight[T]{}}
+	c := &decodeCache[T]{floor: n, fixed: n > 0, m: map[*watch.Raw]int{}}
 	if n == 0 {
 		c.floor = DefaultDecodeCache
 	}
@@ -99,58 +87,6 @@ func (c *decodeCache[T]) get(r *watch.Raw) (T, error, bool) {
 	}
 	c.ring[i].ref = true
 	return c.ring[i].obj, c.ring[i].err, true
-}
-
-// begin is a reader's lookup of r that will decode it on a miss. It
-// returns r's decoded object when cached (f nil, mine false); else the
-// flight of another goroutine decoding r (mine false), whose done the
-// caller may wait for; else a flight of the caller's own (mine true): it
-// decodes r and then calls land, or abort if it cannot. A nil cache has
-// no flights: every caller decodes (f nil, mine true).
-func (c *decodeCache[T]) begin(r *watch.Raw) (obj T, err error, f *flight[T], mine bool) {
-	if c == nil {
-		return obj, nil, nil, true
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.readLocked(1)
-	if i, ok := c.m[r]; ok {
-		c.ring[i].ref = true
-		return c.ring[i].obj, c.ring[i].err, nil, false
-	}
-	if f, ok := c.flights[r]; ok {
-		return obj, nil, f, false
-	}
-	f = &flight[T]{done: make(chan struct{})}
-	c.flights[r] = f
-	return obj, nil, f, true
-}
-
-// land ends the caller's flight f of r (from begin) with what r decoded
-// to, and caches it.
-func (c *decodeCache[T]) land(r *watch.Raw, f *flight[T], obj T, err error) {
-	if c == nil {
-		return
-	}
-	c.put(r, obj, err)
-	c.mu.Lock()
-	delete(c.flights, r)
-	c.mu.Unlock()
-	f.obj, f.err = obj, err
-	close(f.done)
-}
-
-// abort ends the caller's flight f of r without a result (the decode
-// panicked): its waiters get err, and nothing is cached.
-func (c *decodeCache[T]) abort(r *watch.Raw, f *flight[T], err error) {
-	if c == nil {
-		return
-	}
-	c.mu.Lock()
-	delete(c.flights, r)
-	c.mu.Unlock()
-	f.err = err
-	close(f.done)
 }
 
 // batch tells the cache that a reader is about to read n objects at once:

@@ -297,8 +297,6 @@ func (q *handlerQueue[T]) pop() (pending[T], bool) {
 
 // run delivers pending work until ctx is done.
 func (q *handlerQueue[T]) run(ctx context.Context) {
-	a := newAhead(ctx, q)
-	defer a.wait()
 	for {
 		p, ok := q.pop()
 		if !ok {
@@ -309,7 +307,6 @@ func (q *handlerQueue[T]) run(ctx context.Context) {
 				return
 			}
 		}
-		a.took()
 		deliver(q.h, p, q.log, &q.panics)
 		q.delivered()
 	}
