@@ -3,6 +3,8 @@ package pbwire
 import (
 	"reflect"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 type meta struct{}
@@ -43,6 +45,17 @@ func TestHasOwnMethod(t *testing.T) {
 	} {
 		if got := HasOwnMethod(typ, "Unmarshal"); got != want {
 			t.Errorf("%v: got %v, want %v", typ, got, want)
+		}
+	}
+}
+
+// BenchmarkHasOwnMethod: asked for every write's answer, it must not look
+// methods up each time.
+func BenchmarkHasOwnMethod(b *testing.B) {
+	t := reflect.TypeFor[*metav1.Status]()
+	for b.Loop() {
+		if !HasOwnMethod(t, "Unmarshal") {
+			b.Fatal("a Status has its own Unmarshal")
 		}
 	}
 }
