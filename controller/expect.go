@@ -149,6 +149,9 @@ type expectations struct {
 	// would return the cache's older object. Guarded by mu.
 	objects map[objRef]*pendingWrite
 	changed chan struct{} // closed (and replaced) when a cache shows a write; guarded by mu
+	// watched: a read waits on changed, so the next event closes it
+	// (else no event pays for a new channel). Guarded by mu.
+	watched bool
 	// recent holds the writes in the order they were recorded, so that
 	// those past the bound are dropped although no cache ever showed them
 	// (an object a webhook moved out of scope): keys and byObj stay
@@ -560,8 +563,10 @@ func (e *expectations) observed(res resKey, key string) {
 			}
 		}
 	}
-	close(e.changed)
-	e.changed = make(chan struct{})
+	if e.watched {
+		close(e.changed)
+		e.changed, e.watched = make(chan struct{}), false
+	}
 	e.mu.Unlock()
 	for i, kr := range ready {
 		adds[i](kr.key)

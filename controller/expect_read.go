@@ -55,6 +55,7 @@ func (e *expectations) waitShown(ctx context.Context, c *cacheEntry, key string)
 			return nil
 		}
 		changed, left := e.changed, time.Until(w.at.Add(e.timeout))
+		e.watched = true
 		e.mu.Unlock()
 		if left <= 0 {
 			return &NotShownError{Write: w.String(), After: e.timeout}
