@@ -135,7 +135,7 @@ func (cfg *CtlConfig) settings() []string {
 		"reconcile: Get the pod from the cache; if fnv32a(name) % 10 == 0 and it lacks this round's mark, a JSON merge patch of two annotations (the round, a reconcile counter)",
 		"round: with the engine's watch held, the harness writes every pod once (a new round annotation), then releases the watch; done when every key was reconciled in its final state (the round's write, and the controller's own patch where it patches)",
 		"server: the simulator (JSON only) for the plain rows, so both engines get JSON although both ask for protobuf first by default; " +
-			"the -proto rows get lists, watches and patch answers in protobuf from the protobuf front (patch bodies are JSON merge patches; kwatch's client asks for JSON answers by default)",
+			"the -proto rows get lists, watches and patch answers in protobuf from the protobuf front (patch bodies are JSON merge patches; both clients ask for protobuf answers first)",
 	}
 }
 
