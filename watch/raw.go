@@ -174,12 +174,7 @@ func within(b, sub []byte) span {
 // by default, so this is only a guard for the uint32 offsets.
 const maxRawSize = 1 << 30
 
-func (r *Raw) str(sp span) string {
-	if sp.from == sp.to {
-		return ""
-	}
-	return unsafe.String(&r.data[sp.from], int(sp.to-sp.from))
-}
+func (r *Raw) str(sp span) string { return viewString(r.data[sp.from:sp.to]) }
 
 // GetNamespace returns metadata.namespace.
 func (r *Raw) GetNamespace() string { return r.ns }
