@@ -386,23 +386,6 @@ func (r *Raw) Unmarshal(b []byte) error {
 	return r.fill(&m, b, true)
 }
 
-// adoptProto makes r the protobuf Raw of b[off:], keeping b as its bytes.
-func (r *Raw) adoptProto(b []byte, off int) error {
-	var m rawMeta
-	if err := scanProtoMeta(b[off:], &m); err != nil {
-		return err
-	}
-	if len(b) > maxRawSize {
-		return fmt.Errorf("object of %d bytes is over the %d-byte limit", len(b), maxRawSize)
-	}
-	*r = Raw{gen: m.gen, proto: true, data: b, body: uint32(off)}
-	if len(m.ns) > 0 {
-		r.ns = interned.intern(m.ns)
-	}
-	r.name, r.rv, r.uid, r.lbls = within(b, m.name), within(b, m.rv), within(b, m.uid), within(b, m.meta)
-	return nil
-}
-
 // MarshalJSON returns the body of a JSON Raw, shared with the Raw: read
 // only, as Body. A protobuf one is an error.
 func (r *Raw) MarshalJSON() ([]byte, error) {
@@ -410,42 +393,6 @@ func (r *Raw) MarshalJSON() ([]byte, error) {
 		return nil, errors.New("watch: a protobuf Raw has no JSON form")
 	}
 	return r.Body(), nil
-}
-
-// AppendRecord appends the Raw to dst in the form ParseRecord reads (a
-// snapshot's record): a version byte, an encoding byte and the body. The
-// metadata is read again from the body on load.
-func (r *Raw) AppendRecord(dst []byte) []byte {
-	var flags byte
-	if r.proto {
-		flags = 1
-	}
-	dst = append(dst, rawRecordVersion, flags)
-	return append(dst, r.Body()...)
-}
-
-// rawRecordVersion starts every record AppendRecord writes.
-const rawRecordVersion = 1
-
-// ParseRecord rebuilds a Raw from a record AppendRecord wrote, checking
-// everything: a record from a damaged file is an error, never a panic.
-// A protobuf Raw keeps b itself as its bytes, so b must not be modified
-// afterwards (a snapshot reader hands each record a fresh slice).
-func ParseRecord(b []byte) (*Raw, error) {
-	if len(b) < 2 || b[0] != rawRecordVersion || b[1] > 1 {
-		return nil, errors.New("watch: not a version-1 object record")
-	}
-	r := new(Raw)
-	var err error
-	if b[1] == 1 {
-		err = r.adoptProto(b, 2)
-	} else {
-		err = r.UnmarshalJSON(b[2:])
-	}
-	if err != nil {
-		return nil, fmt.Errorf("watch: object record: %w", err)
-	}
-	return r, nil
 }
 
 // RawCodec decodes Raws into T: a protobuf Raw with T's generated

@@ -1,11 +1,13 @@
 package watch
 
 import (
+	"bytes"
 	stdjson "encoding/json"
 	"fmt"
 	"maps"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -190,7 +192,7 @@ func TestParseRecordRefusesDamage(t *testing.T) {
 // say 0; FuzzParseRecord found it. Both ways in refuse it.
 func TestProtobufMetadataTwiceIsRefused(t *testing.T) {
 	body := []byte{0x0a, 0x02, 0x38, 48, 0x0a, 0x00}
-	_, err := ParseRecord(append([]byte{rawRecordVersion, 1}, body...))
+	_, err := ParseRecord(append([]byte{recordV1, 1}, body...))
 	require.ErrorContains(t, err, "metadata appears more than once")
 	require.ErrorContains(t, new(Raw).Unmarshal(body), "metadata appears more than once")
 }
@@ -207,6 +209,7 @@ func FuzzRawJSON(f *testing.F) {
 		if raw.UnmarshalJSON(b) != nil {
 			return
 		}
+		requireRecordRoundTrip(t, raw)
 		var want metav1.PartialObjectMetadata
 		if stdjson.Unmarshal(b, &want) != nil {
 			return
@@ -232,6 +235,23 @@ func requireSameMeta(t *testing.T, typed *metav1.PartialObjectMetadata, raw *Raw
 	}
 }
 
+// requireRecordRoundTrip fails unless raw's snapshot record reads back as
+// the same Raw, field for field, and writes back byte for byte.
+func requireRecordRoundTrip(t *testing.T, raw *Raw) {
+	t.Helper()
+	rec := raw.AppendRecord(nil)
+	back, err := ParseRecord(bytes.Clone(rec))
+	if err != nil {
+		t.Fatalf("the record of a Raw does not read back: %v", err)
+	}
+	if !reflect.DeepEqual(back, raw) {
+		t.Fatalf("the record of %#v reads back as %#v", raw, back)
+	}
+	if again := back.AppendRecord(nil); !bytes.Equal(again, rec) {
+		t.Fatalf("record %q written back as %q", rec, again)
+	}
+}
+
 // requireSameName fails if dropping managedFields changes a Raw's name.
 func requireSameName(t *testing.T, raw *Raw) {
 	if out, err := raw.WithoutManagedFields(); err == nil && out.GetName() != raw.GetName() {
@@ -251,6 +271,7 @@ func FuzzRawProtobuf(f *testing.F) {
 			return
 		}
 		_, _ = raw.Meta()
+		requireRecordRoundTrip(t, raw)
 		requireSameName(t, raw)
 		typed, err := NewRawCodec[*metav1.PartialObjectMetadata]().Decode(raw)
 		if err != nil {
