@@ -112,15 +112,17 @@ func (r *Raw) parseV2(b []byte, proto bool) error {
 		return rd.err
 	}
 	data := b[rd.i:len(b):len(b)]
-	if len(data) > maxRawSize {
-		return fmt.Errorf("object of %d bytes is over the %d-byte limit", len(data), maxRawSize)
+	if body > uint64(len(data)) || (proto && body != 0) {
+		return fmt.Errorf("body offset %d in %d bytes of a %s record", body, len(data), encodingName(proto))
+	}
+	// The limit is the object's, as fill applies it: a JSON Raw's copies
+	// before the body do not count.
+	if n := len(data) - int(body); n > maxRawSize {
+		return fmt.Errorf("object of %d bytes is over the %d-byte limit", n, maxRawSize)
 	}
 	*r = Raw{gen: gen, proto: proto, data: data, name: sp[0], rv: sp[1], uid: sp[2], lbls: sp[3]}
 	if len(ns) > 0 {
 		r.ns = interned.intern(ns)
-	}
-	if body > uint64(len(data)) || (proto && body != 0) {
-		return fmt.Errorf("body offset %d in %d bytes of a %s record", body, len(data), encodingName(proto))
 	}
 	r.body = uint32(body)
 	return r.checkSpans()
