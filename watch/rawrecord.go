@@ -120,11 +120,10 @@ func (r *Raw) parseV2(b []byte, proto bool) error {
 	if n := len(data) - int(body); n > maxRawSize {
 		return fmt.Errorf("object of %d bytes is over the %d-byte limit", n, maxRawSize)
 	}
-	*r = Raw{gen: gen, proto: proto, data: data, name: sp[0], rv: sp[1], uid: sp[2], lbls: sp[3]}
+	*r = Raw{gen: gen, proto: proto, data: data, body: uint32(body), name: sp[0], rv: sp[1], uid: sp[2], lbls: sp[3]}
 	if len(ns) > 0 {
 		r.ns = interned.intern(ns)
 	}
-	r.body = uint32(body)
 	return r.checkSpans()
 }
 
