@@ -16,27 +16,48 @@ import (
 // Config.Encoding.NoProtobufIntern asks otherwise for protobuf. Bad input is a *DecodeError naming what was
 // wrong; it never panics. The caller bounds the body's size.
 func DecodeObject[T Object](c *kube.Client, body []byte, contentType string) (T, error) {
+	return decodeObject[T](c, body, contentType, false)
+}
+
+// DecodeObjectAliasing is DecodeObject of a body the caller hands over
+// for good, as the write client does with each answer it reads: a
+// protobuf object of a type of k8s.io/api decodes from its field table
+// (internal/protodec) with its strings pointing into body, uninterned, as
+// RawCodec decodes a stored object. That costs a third of the allocations
+// of the generated Unmarshal and none of the interning; body must then
+// never change, and stays in memory as long as the object does. Other
+// objects decode as DecodeObject decodes them.
+func DecodeObjectAliasing[T Object](c *kube.Client, body []byte, contentType string) (T, error) {
+	return decodeObject[T](c, body, contentType, true)
+}
+
+func decodeObject[T Object](c *kube.Client, body []byte, contentType string, alias bool) (T, error) {
 	var zero T
 	fail := func(err error) (T, error) { return zero, &DecodeError{What: "object", Err: err} }
-	if kube.IsProtobuf(contentType) {
-		codec := newProtoCodec[T](!c.InternProtobuf())
-		if codec == nil {
-			return fail(fmt.Errorf("the server answered protobuf, which %T cannot decode", zero))
-		}
-		env, err := pbwire.Unwrap(body)
-		if err != nil {
-			return fail(err)
-		}
-		if env.Kind == "Status" {
-			return fail(errors.New("the body is a Status, not an object"))
-		}
-		obj, err := codec.decode(env.Raw)
-		if err != nil {
-			return fail(err)
-		}
-		return obj, nil
+	if !kube.IsProtobuf(contentType) {
+		return decodeJSONObject[T](body)
 	}
-	return decodeJSONObject[T](body)
+	codec := newProtoCodec[T](!c.InternProtobuf())
+	if codec == nil {
+		return fail(fmt.Errorf("the server answered protobuf, which %T cannot decode", zero))
+	}
+	env, err := pbwire.Unwrap(body)
+	if err != nil {
+		return fail(err)
+	}
+	if env.Kind == "Status" {
+		return fail(errors.New("the body is a Status, not an object"))
+	}
+	if alias {
+		if obj, ok := codec.tableDecode(env.Raw); ok {
+			return obj, nil
+		}
+	}
+	obj, err := codec.decode(env.Raw)
+	if err != nil {
+		return fail(err)
+	}
+	return obj, nil
 }
 
 // decodeJSONObject decodes a JSON object body into a fresh T.

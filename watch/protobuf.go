@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/kwatch/kwatch/internal/pbwire"
+	"github.com/kwatch/kwatch/internal/protodec"
 	"github.com/kwatch/kwatch/kube"
 )
 
@@ -44,6 +45,9 @@ type protoCodec[T Object] struct {
 	elem   reflect.Type
 	intern walker // interns a decoded object's strings; nil if it has none
 	deep   bool   // T can nest without bound: its messages' depth is checked first
+	// table decodes T from its field table, strings aliasing the message
+	// (tableDecode); nil when T decodes with its generated Unmarshal alone.
+	table *protodec.Plan
 }
 
 // newProtoCodec returns the codec of T, or nil when T cannot decode
@@ -64,7 +68,29 @@ func newProtoCodec[T Object](noIntern bool) *protoCodec[T] {
 	if !noIntern {
 		c.intern = planOf(t.Elem())
 	}
+	if !c.deep {
+		if p := protodec.For(c.elem); p != nil && p.Table() {
+			c.table = p
+		}
+	}
 	return c
+}
+
+// tableDecode decodes the message raw into a fresh T from T's field table,
+// its strings pointing into raw, which must never change. It reports
+// false when T has no table, or raw is malformed or holds what the table
+// leaves to the generated code: decode then decides.
+func (c *protoCodec[T]) tableDecode(raw []byte) (T, bool) {
+	if c.table == nil {
+		var zero T
+		return zero, false
+	}
+	obj := reflect.New(c.elem)
+	if c.table.Decode(raw, obj.UnsafePointer(), true) != nil {
+		var zero T
+		return zero, false
+	}
+	return obj.Interface().(T), true
 }
 
 // protoAccept is the Accept header for c's lists and watches of T:

@@ -5,14 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"reflect"
 	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kwatch/kwatch/internal/pbwire"
-	"github.com/kwatch/kwatch/internal/protodec"
 )
 
 // Raw is one object kept as the server encoded it, for the informer's
@@ -407,18 +405,11 @@ func (r *Raw) MarshalJSON() ([]byte, error) {
 // a third of the allocations.
 type RawCodec[T Object] struct {
 	proto *protoCodec[T]
-	table *protodec.Plan // nil: T decodes with its generated Unmarshal
 }
 
 // NewRawCodec returns the codec of T.
 func NewRawCodec[T Object]() *RawCodec[T] {
-	c := &RawCodec[T]{proto: newProtoCodec[T](true)}
-	if c.proto != nil && !c.proto.deep {
-		if p := protodec.For(c.proto.elem); p != nil && p.Table() {
-			c.table = p
-		}
-	}
-	return c
+	return &RawCodec[T]{proto: newProtoCodec[T](true)}
 }
 
 // Decode decodes r into a fresh T. Bad bytes are an error, never a panic.
@@ -430,13 +421,8 @@ func (c *RawCodec[T]) Decode(r *Raw) (T, error) {
 		var zero T
 		return zero, &DecodeError{What: "object", Err: fmt.Errorf("%w (%T)", ErrRawEncoding, zero)}
 	}
-	if c.table != nil {
-		obj := reflect.New(c.proto.elem)
-		if c.table.Decode(r.Body(), obj.UnsafePointer(), true) == nil {
-			return obj.Interface().(T), nil
-		}
-		// Malformed, or outside what the table reads: the generated code
-		// decides.
+	if obj, ok := c.proto.tableDecode(r.Body()); ok {
+		return obj, nil
 	}
 	obj, err := c.proto.decode(r.Body())
 	if err != nil {

@@ -7,7 +7,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kwatch/kwatch/internal/pbwire"
 	"github.com/kwatch/kwatch/internal/protodec"
+	"github.com/kwatch/kwatch/kube"
+	"github.com/kwatch/kwatch/watch"
 )
 
 // BenchmarkPodDecode decodes the harness's pods with the generated
@@ -40,6 +43,38 @@ func BenchmarkPodDecode(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				p := new(corev1.Pod)
 				if err := plan.Decode(pods[i%len(pods)], unsafe.Pointer(p), alias); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkAnswerDecode decodes the harness's pods as the write client
+// decodes an answer in protobuf (an enveloped object): DecodeObject (the
+// generated Unmarshal, strings interned) and DecodeObjectAliasing (the
+// table, strings in the answer), which the client uses.
+func BenchmarkAnswerDecode(b *testing.B) {
+	pods := harnessPods(b, 64)
+	answers := make([][]byte, len(pods))
+	size := 0
+	for i, p := range pods {
+		answers[i] = pbwire.Wrap(nil, "v1", "Pod", p)
+		size += len(answers[i])
+	}
+	c, err := kube.NewClient(&kube.Config{Host: "http://127.0.0.1:1"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for name, decode := range map[string]func(*kube.Client, []byte, string) (*corev1.Pod, error){
+		"DecodeObject":         watch.DecodeObject[*corev1.Pod],
+		"DecodeObjectAliasing": watch.DecodeObjectAliasing[*corev1.Pod],
+	} {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(size / len(answers)))
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if _, err := decode(c, answers[i%len(answers)], kube.ContentTypeProtobuf); err != nil {
 					b.Fatal(err)
 				}
 			}
