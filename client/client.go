@@ -151,7 +151,7 @@ func (r *Client[T]) do(ctx context.Context, cl call) (T, error) {
 	}
 	var obj T
 	if err == nil {
-		obj, err = watch.DecodeObject[T](r.c, body, resp.Header.Get("Content-Type"))
+		obj, err = watch.DecodeObjectAliasing[T](r.c, body, resp.Header.Get("Content-Type"))
 	}
 	if err != nil {
 		err = r.opError(cl, err)
@@ -179,14 +179,20 @@ func (r *Client[T]) uncertain(ctx context.Context, cl call, err error) {
 }
 
 // written is what a write's answer obj tells the client's WriteRecorder.
+// Its strings and labels are copies: the recorder may keep them while the
+// caller changes obj, and obj's strings may point into the whole answer
+// (watch.DecodeObjectAliasing), which a copy need not keep in memory.
 func written[T watch.Object](res kube.Resource, obj T, deleted bool) kube.Written {
-	w := kube.Written{Resource: res, Namespace: obj.GetNamespace(), Name: obj.GetName(),
-		ResourceVersion: obj.GetResourceVersion(), Deleted: deleted}
+	w := kube.Written{Resource: res, Namespace: strings.Clone(obj.GetNamespace()), Name: strings.Clone(obj.GetName()),
+		ResourceVersion: strings.Clone(obj.GetResourceVersion()), Deleted: deleted}
 	if u, ok := any(obj).(interface{ GetUID() types.UID }); ok {
-		w.UID = string(u.GetUID())
+		w.UID = strings.Clone(string(u.GetUID()))
 	}
-	if l, ok := any(obj).(interface{ GetLabels() map[string]string }); ok {
-		w.Labels = l.GetLabels()
+	if l, ok := any(obj).(interface{ GetLabels() map[string]string }); ok && l.GetLabels() != nil {
+		w.Labels = make(map[string]string, len(l.GetLabels()))
+		for k, v := range l.GetLabels() {
+			w.Labels[strings.Clone(k)] = strings.Clone(v)
+		}
 	}
 	return w
 }

@@ -66,3 +66,27 @@ func answer(code int, reason string) func(http.ResponseWriter) {
 		_, _ = w.Write([]byte(status(code, reason, "no")))
 	}
 }
+
+// TestRecordedWriteIsACopy: what the WriteRecorder is told of a write
+// holds its own labels, so changing the object the write returned leaves
+// it as the server answered.
+func TestRecordedWriteIsACopy(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"namespace":"demo","name":"a","uid":"u1","resourceVersion":"7","labels":{"app":"web"}}}`))
+	}))
+	t.Cleanup(srv.Close)
+	base, err := kube.NewClient(&kube.Config{Host: srv.URL, RateLimit: kube.RateLimitConfig{QPS: -1}})
+	require.NoError(t, err)
+	var told []kube.Written
+	c := base.WithWriteRecorder(func(_ context.Context, w kube.Written) { told = append(told, w) })
+	cms := client.For(c, kube.Typed[*ConfigMap](configMaps), client.Options{})
+
+	got, err := cms.Create(bg, cm("a", nil), client.CreateOptions{})
+	require.NoError(t, err)
+	got.Labels["app"] = "changed"
+	got.Labels["new"] = "x"
+	require.Equal(t, []kube.Written{{Resource: configMaps, Namespace: "demo", Name: "a", UID: "u1",
+		ResourceVersion: "7", Labels: map[string]string{"app": "web"}}}, told)
+}

@@ -203,7 +203,7 @@ func (r *Client[T]) deleted(cl call, body []byte, ctype string) kube.Written {
 	if len(body) > maxObjectBody {
 		return w
 	}
-	if obj, err := watch.DecodeObject[T](r.c, body, ctype); err == nil && obj.GetName() == cl.name {
+	if obj, err := watch.DecodeObjectAliasing[T](r.c, body, ctype); err == nil && obj.GetName() == cl.name {
 		return written(r.res, obj, true)
 	}
 	if d, ok := statusDetails(body, ctype); ok && d.Name == cl.name {
