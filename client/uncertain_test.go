@@ -33,28 +33,22 @@ func TestWritesOfUnknownOutcomeAreRecorded(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { tt.answer(w) }))
-			t.Cleanup(srv.Close)
-			base, err := kube.NewClient(&kube.Config{Host: srv.URL, RateLimit: kube.RateLimitConfig{QPS: -1}})
-			require.NoError(t, err)
-			var told []kube.Written
-			c := base.WithWriteRecorder(func(_ context.Context, w kube.Written) { told = append(told, w) })
-			cms := client.For(c, kube.Typed[*ConfigMap](configMaps), client.Options{})
+			cms, told := recordingConfigMaps(t, func(w http.ResponseWriter, _ *http.Request) { tt.answer(w) })
 
-			_, err = cms.Create(bg, cm("a", nil), client.CreateOptions{})
+			_, err := cms.Create(bg, cm("a", nil), client.CreateOptions{})
 			require.Error(t, err)
 			err = cms.Delete(bg, "demo", "a", client.DeleteOptions{})
 			require.Error(t, err)
 			_, err = cms.Create(bg, cm("a", nil), client.CreateOptions{WriteOptions: client.WriteOptions{DryRun: true}})
 			require.Error(t, err)
 			if !tt.want {
-				require.Empty(t, told)
+				require.Empty(t, *told)
 				return
 			}
 			require.Equal(t, []kube.Written{
 				{Resource: configMaps, Namespace: "demo", Uncertain: true},
 				{Resource: configMaps, Namespace: "demo", Name: "a", Deleted: true, Uncertain: true},
-			}, told, "the create and the delete, not the dry run")
+			}, *told, "the create and the delete, not the dry run")
 		})
 	}
 }
@@ -71,22 +65,28 @@ func answer(code int, reason string) func(http.ResponseWriter) {
 // holds its own labels, so changing the object the write returned leaves
 // it as the server answered.
 func TestRecordedWriteIsACopy(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	cms, told := recordingConfigMaps(t, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusCreated)
 		_, _ = w.Write([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"namespace":"demo","name":"a","uid":"u1","resourceVersion":"7","labels":{"app":"web"}}}`))
-	}))
-	t.Cleanup(srv.Close)
-	base, err := kube.NewClient(&kube.Config{Host: srv.URL, RateLimit: kube.RateLimitConfig{QPS: -1}})
-	require.NoError(t, err)
-	var told []kube.Written
-	c := base.WithWriteRecorder(func(_ context.Context, w kube.Written) { told = append(told, w) })
-	cms := client.For(c, kube.Typed[*ConfigMap](configMaps), client.Options{})
+	})
 
 	got, err := cms.Create(bg, cm("a", nil), client.CreateOptions{})
 	require.NoError(t, err)
 	got.Labels["app"] = "changed"
 	got.Labels["new"] = "x"
 	require.Equal(t, []kube.Written{{Resource: configMaps, Namespace: "demo", Name: "a", UID: "u1",
-		ResourceVersion: "7", Labels: map[string]string{"app": "web"}}}, told)
+		ResourceVersion: "7", Labels: map[string]string{"app": "web"}}}, *told)
+}
+
+// recordingConfigMaps is a ConfigMap client of a server answering with
+// handler, and what its WriteRecorder is told.
+func recordingConfigMaps(t *testing.T, handler http.HandlerFunc) (*client.Client[*ConfigMap], *[]kube.Written) {
+	srv := httptest.NewServer(handler)
+	t.Cleanup(srv.Close)
+	base, err := kube.NewClient(&kube.Config{Host: srv.URL, RateLimit: kube.RateLimitConfig{QPS: -1}})
+	require.NoError(t, err)
+	told := new([]kube.Written)
+	c := base.WithWriteRecorder(func(_ context.Context, w kube.Written) { *told = append(*told, w) })
+	return client.For(c, kube.Typed[*ConfigMap](configMaps), client.Options{}), told
 }
