@@ -31,6 +31,7 @@ func DecodeObjectAliasing[T Object](c *kube.Client, body []byte, contentType str
 	return decodeObject[T](c, body, contentType, true)
 }
 
+// decodeObject is DecodeObject, and with alias DecodeObjectAliasing.
 func decodeObject[T Object](c *kube.Client, body []byte, contentType string, alias bool) (T, error) {
 	var zero T
 	fail := func(err error) (T, error) { return zero, &DecodeError{What: "object", Err: err} }
