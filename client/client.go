@@ -188,10 +188,12 @@ func written[T watch.Object](res kube.Resource, obj T, deleted bool) kube.Writte
 	if u, ok := any(obj).(interface{ GetUID() types.UID }); ok {
 		w.UID = strings.Clone(string(u.GetUID()))
 	}
-	if l, ok := any(obj).(interface{ GetLabels() map[string]string }); ok && l.GetLabels() != nil {
-		w.Labels = make(map[string]string, len(l.GetLabels()))
-		for k, v := range l.GetLabels() {
-			w.Labels[strings.Clone(k)] = strings.Clone(v)
+	if l, ok := any(obj).(interface{ GetLabels() map[string]string }); ok {
+		if lbls := l.GetLabels(); lbls != nil {
+			w.Labels = make(map[string]string, len(lbls))
+			for k, v := range lbls {
+				w.Labels[strings.Clone(k)] = strings.Clone(v)
+			}
 		}
 	}
 	return w
