@@ -206,7 +206,9 @@ func (l *lowLane[K]) pushLocked(item K, now stamp) {
 // FIFO entry goes stale.
 func (l *lowLane[K]) removeLocked(item K) {
 	delete(l.index, item)
-	l.compactLocked()
+	if !l.releaseLocked() {
+		l.compactLocked()
+	}
 }
 
 // dropStaleLocked pops the stale entries at the head of the FIFO, so that
@@ -234,7 +236,29 @@ func (l *lowLane[K]) popLocked() K {
 	l.dropStaleLocked()
 	e := l.fifo.pop()
 	delete(l.index, e.key)
+	l.releaseLocked()
 	return e.key
+}
+
+// keptLow is the most keys the low lane's storage may have grown to hold
+// and still be kept once the lane is empty.
+const keptLow = 256
+
+// releaseLocked drops the lane's storage once it is empty, if a burst grew
+// it past keptLow keys, and reports whether it did. The lane takes the
+// bursts (an initial list, a relist, a resync queues every key), and
+// neither its map nor its ring gives memory back by itself: without this a
+// controller of 100,000 objects would hold the lane's peak for good after
+// its start. Every entry left in the FIFO is stale when the index is empty,
+// so nothing is lost; the next burst grows the lane again, at O(1)
+// amortized cost per key, as a swing of that size had to queue that many
+// keys first.
+func (l *lowLane[K]) releaseLocked() bool {
+	if len(l.index) > 0 || len(l.fifo.buf) <= keptLow {
+		return false
+	}
+	l.index, l.fifo = nil, ring[lowEntry[K]]{}
+	return true
 }
 
 // compactLocked rebuilds the FIFO without its stale entries once they

@@ -328,3 +328,44 @@ func TestPriorityMetrics(t *testing.T) {
 	require.Equal(t, 2.0, m[MetricPriorityWait+`_count{name="q",priority="normal"}`])
 	require.Equal(t, 4.0, m[MetricPriorityWait+`_sum{name="q",priority="normal"}`])
 }
+
+// A burst of low keys (an initial list) does not keep the lane's storage
+// once it has drained, whether its keys were handed out or moved up; the
+// lane still keeps order after it, and a small lane keeps its storage.
+func TestLowLaneReleasesABurst(t *testing.T) {
+	const burst = 10000
+	q := New[int](Options{})
+	defer q.ShutDown()
+	for k := range burst {
+		q.AddWith(k, AddOptions{Priority: PriorityLow})
+	}
+	for k := range burst / 2 {
+		q.Add(k) // moves up: its low entry goes stale
+	}
+	for want := range burst {
+		k, p, shutdown := q.GetWithPriority()
+		require.False(t, shutdown)
+		require.Equal(t, want, k, "normal keys first, then the low ones in order")
+		require.Equal(t, want >= burst/2, p == PriorityLow, "key %d", k)
+		q.Done(k)
+	}
+	q.mu.Lock()
+	index, buf := q.low.index, len(q.low.fifo.buf)
+	q.mu.Unlock()
+	require.Nil(t, index, "the drained lane's map is released")
+	require.Zero(t, buf, "the drained lane's ring is released")
+
+	for k := range 3 {
+		q.AddWith(burst+k, AddOptions{Priority: PriorityLow})
+	}
+	for want := burst; want < burst+3; want++ {
+		k, p, _ := q.GetWithPriority()
+		require.Equal(t, want, k)
+		require.Equal(t, PriorityLow, p)
+		q.Done(k)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	require.NotNil(t, q.low.index, "a lane that stayed small keeps its map")
+	require.NotZero(t, len(q.low.fifo.buf), "and its ring")
+}
