@@ -286,13 +286,31 @@ func (q *handlerQueue[T]) pop() (pending[T], bool) {
 		delete(q.items, e.key)
 		q.inFlight = p.seq
 		if q.head == len(q.fifo) {
-			q.fifo, q.head = q.fifo[:0], 0
+			q.drainedLocked()
 		}
 		q.backlog.Store(int64(len(q.items)))
 		return *p, true
 	}
-	q.fifo, q.head = q.fifo[:0], 0
+	q.drainedLocked()
 	return pending[T]{}, false
+}
+
+// keptBacklog is the most entries the queue's storage may have grown to
+// hold and still be kept once it has drained.
+const keptBacklog = 256
+
+// drainedLocked empties the FIFO, whose every entry has been taken (and so
+// items is empty too). A burst (the initial list, a relist) that grew the
+// FIFO past keptBacklog gives its storage back, the map's with it, which
+// neither would by itself: a handler of 100,000 objects would otherwise
+// hold its start's peak for good. The next burst grows them again, at O(1)
+// amortized cost per key.
+func (q *handlerQueue[T]) drainedLocked() {
+	if cap(q.fifo) > keptBacklog && len(q.items) == 0 {
+		q.fifo, q.head, q.items = nil, 0, map[string]*pending[T]{}
+		return
+	}
+	q.fifo, q.head = q.fifo[:0], 0
 }
 
 // run delivers pending work until ctx is done.

@@ -133,3 +133,29 @@ func TestHandlerPanicIsContained(t *testing.T) {
 	<-done
 	require.Equal(t, 2, calls)
 }
+
+// Once the initial list's burst is delivered, the queue does not keep the
+// burst's storage; it still delivers in order after it.
+func TestHandlerQueueReleasesABurst(t *testing.T) {
+	rec := &recorder{}
+	q := newHandlerQueue[*obj](rec, false, slog.Default())
+	for i := range 10000 {
+		k := fmt.Sprintf("k%d", i)
+		q.add(k, &obj{k, "1"}, true)
+	}
+	drain(q)
+	require.Len(t, rec.calls, 10000)
+	q.mu.Lock()
+	fifo := cap(q.fifo)
+	q.mu.Unlock()
+	require.Zero(t, fifo, "the drained burst's FIFO is released")
+
+	rec.calls = nil
+	q.add("b", &obj{"b", "2"}, false)
+	q.add("a", &obj{"a", "3"}, false)
+	drain(q)
+	require.Equal(t, []string{"add b@2 initial=false", "add a@3 initial=false"}, rec.calls)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	require.NotZero(t, cap(q.fifo), "a small backlog keeps its FIFO")
+}
