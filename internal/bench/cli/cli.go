@@ -37,7 +37,7 @@ func Main(args []string) int {
 		runs       = fs.Int("runs", 0, "runs for main rows, overriding the mode's")
 		latEvents  = fs.Int("latency-events", 0, "events of the latency scenario, overriding the mode's (at its rate: 1000/s in full runs)")
 		latGC      = fs.Bool("latency-gc", false, "every engine starts a garbage collection halfway through the latency scenario")
-		profileDir = fs.String("profile-dir", "", "write CPU profiles of each row's first run here")
+		profileDir = fs.String("profile-dir", "", "write CPU profiles of each row's first run here (and, for controller rows, a profile of the live heap after the sync)")
 		traceDir   = fs.String("trace-dir", "", "write runtime traces of each row's first run here (engine and harness; the phases of -trace-phases)")
 		trPhases   = fs.String("trace-phases", "latency", "comma-separated phases -trace-dir traces (engine role: -trace): sync, throughput, latency, relist")
 		engineEnv  []string

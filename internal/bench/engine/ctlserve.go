@@ -93,7 +93,9 @@ func ServeController(ctx context.Context, cfg CtlConfig, in io.Reader, out io.Wr
 					fmt.Fprintln(os.Stderr, "engine run:", err)
 				}
 			})
-			r.Sync, err = s.wait(ctx, cmd, true)
+			if r.Sync, err = s.wait(ctx, cmd, true); err == nil && cmd.Profile != "" {
+				err = writeHeapProfile(cmd.Profile)
+			}
 		case "arm":
 			err = s.begin(cmd, cmd.Profile)
 		case "wait":
@@ -173,6 +175,20 @@ func (s *ctlServer) wait(ctx context.Context, cmd wire.CtlCommand, heap bool) (*
 		ph.HeapAlloc = int64(ms.HeapAlloc)
 	}
 	return ph, nil
+}
+
+// writeHeapProfile writes a profile of the live heap (as of the last GC,
+// which wait forced) to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func (s *ctlServer) stopProfile() {

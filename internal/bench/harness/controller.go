@@ -293,7 +293,11 @@ func (c *ctlRunner) runEngine() error {
 
 func (c *ctlRunner) phases() error {
 	timeout := c.cfg.PhaseTimeout.Seconds()
-	rep, err := c.call(wire.CtlCommand{Op: "sync", ID: c.be.lastRound, Keys: c.pods, TimeoutSec: timeout})
+	sync := wire.CtlCommand{Op: "sync", ID: c.be.lastRound, Keys: c.pods, TimeoutSec: timeout}
+	if c.cfg.ProfileDir != "" && c.run == 0 {
+		sync.Profile = filepath.Join(c.cfg.ProfileDir, fmt.Sprintf("%s-%d-heap.pprof", c.name, c.pods))
+	}
+	rep, err := c.call(sync)
 	if err != nil {
 		return err
 	}

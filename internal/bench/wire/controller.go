@@ -83,7 +83,8 @@ type CtlCommand struct {
 	ID string `json:"id,omitempty"`
 	// Keys (sync, arm) is how many keys complete the phase.
 	Keys int `json:"keys,omitempty"`
-	// Profile (arm), when set, is a file for a CPU profile of the round.
+	// Profile, when set, is a file for a CPU profile of the round (arm),
+	// or for a profile of the live heap after the sync (sync).
 	Profile string `json:"profile,omitempty"`
 	// TimeoutSec bounds sync and wait.
 	TimeoutSec float64 `json:"timeoutSec,omitempty"`
