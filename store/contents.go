@@ -9,6 +9,10 @@ type indexer[T any] struct {
 	// without calling fn so that it costs no slice per call: every write
 	// runs it once for the new object and once for the old.
 	builtinNS bool
+	// byKey marks the built-in namespace index of a store keyed by MetaKey:
+	// the key names the namespace, so a new version of a stored key is
+	// already under its value and a write of it leaves the index alone.
+	byKey bool
 }
 
 // values returns obj's values for this index.
@@ -74,6 +78,9 @@ func (c *contents[T]) put(key string, obj T, vals []valueSet, fns []indexer[T]) 
 		newVals := vals[i].slice(&newBuf)
 		if !existed {
 			ix.addAll(key, newVals, nil)
+			continue
+		}
+		if fns[i].byKey {
 			continue
 		}
 		oldSet, err := fns[i].values(old)

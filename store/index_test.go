@@ -202,3 +202,29 @@ func TestDuplicateIndexValues(t *testing.T) {
 	vals, _ := s.IndexValues("dup")
 	require.Empty(t, vals, "got %v after delete", vals)
 }
+
+// The namespace index of a store keyed by MetaKey is kept by key: a
+// stored object whose namespace was changed in place (which callers must
+// not do) neither moves its key nor loses it on the next update. A store
+// with a key function of its own recomputes the index on every update, so
+// an object that moves namespace under the same key moves in it.
+func TestNamespaceIndexOnUpdate(t *testing.T) {
+	s := New(Options[obj]{})
+	stored := mk("ns", "a")
+	require.NoError(t, up(s, stored))
+	stored.Namespace = "elsewhere" // the caller's bug
+	require.NoError(t, up(s, mk("ns", "a", "x=1")))
+	keys, err := s.IndexKeys(NamespaceIndex, "ns")
+	require.NoError(t, err)
+	require.Equal(t, []string{"ns/a"}, keys)
+	requireConsistent(t, s)
+
+	byName := New(Options[obj]{Key: func(o obj) (string, error) { return o.Name, nil }})
+	require.NoError(t, up(byName, mk("one", "a")))
+	require.NoError(t, up(byName, mk("two", "a")))
+	keys, _ = byName.IndexKeys(NamespaceIndex, "one")
+	require.Empty(t, keys)
+	keys, _ = byName.IndexKeys(NamespaceIndex, "two")
+	require.Equal(t, []string{"a"}, keys)
+	requireConsistent(t, byName)
+}

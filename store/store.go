@@ -71,7 +71,8 @@ func New[T any](opts Options[T]) *Store[T] {
 	}
 	for _, name := range slices.Sorted(maps.Keys(fns)) {
 		s.byName[name] = len(s.indexers)
-		s.indexers = append(s.indexers, indexer[T]{name: name, fn: fns[name], builtinNS: fns[name] == nil})
+		builtin := fns[name] == nil
+		s.indexers = append(s.indexers, indexer[T]{name: name, fn: fns[name], builtinNS: builtin, byKey: builtin && opts.Key == nil})
 	}
 	s.cur = newContents[T](len(s.indexers), 0)
 	return s
