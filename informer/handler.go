@@ -144,8 +144,24 @@ func (q *handlerQueue[T]) pushLocked(key string) *pending[T] {
 	q.nextSeq++
 	p := &pending[T]{key: key, seq: q.nextSeq}
 	q.items[key] = p
+	q.reclaimLocked()
 	q.fifo = append(q.fifo, fifoEntry{key: key, seq: p.seq})
 	return p
+}
+
+// reclaimLocked moves the FIFO's undelivered entries to its front once the
+// delivered ones before head are at least half of it (and more than a
+// few). A handler that stays a change or two behind never lets the queue
+// drain, and without this the delivered prefix would grow with every
+// change instead of with the pending keys. Each entry moved is paid for by
+// a delivered one, so the cost is O(1) amortized per change.
+func (q *handlerQueue[T]) reclaimLocked() {
+	if q.head < 64 || 2*q.head < len(q.fifo) {
+		return
+	}
+	n := copy(q.fifo, q.fifo[q.head:])
+	clear(q.fifo[n:])
+	q.fifo, q.head = q.fifo[:n], 0
 }
 
 func (q *handlerQueue[T]) signal() {
