@@ -16,6 +16,9 @@
 //     functions must be deterministic; if a recomputed old value is not
 //     found (an object mutated in place, a function that changed its mind),
 //     the store scrubs the key from that whole index rather than leak it.
+//     The built-in namespace index of a store keyed by MetaKey is kept by
+//     the key, which names the namespace: an update of a stored key leaves
+//     it as it is.
 //   - A key or index function error is returned (an *IndexError names the
 //     index and key) and nothing is applied; nothing in the package panics
 //     on a bad object.
