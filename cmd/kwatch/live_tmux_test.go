@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -89,57 +88,6 @@ func startPaneScript(t *testing.T, env []string, script string) *pane {
 // paneMarker is the variable in the environment of every process of a
 // pane's tmux server, by which its cleanup finds them.
 const paneMarker = "KWATCH_TEST_PANE"
-
-// awaitGone waits, within wait, until no live process carries marker
-// (NAME=value) in its environment. Where there is no /proc it cannot tell,
-// and returns.
-func awaitGone(t *testing.T, marker string) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	for {
-		pids, ok := carrying(marker)
-		if !ok || len(pids) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("the pane's processes %v are still running %s after its server was killed", pids, wait)
-			return
-		}
-		time.Sleep(20 * time.Millisecond) // how soon an exit is seen, not a timing assumption
-	}
-}
-
-// carrying lists the live (not zombie) processes whose environment holds
-// marker; ok is false where /proc cannot be read.
-func carrying(marker string) (pids []string, ok bool) {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil, false
-	}
-	want := []byte(marker + "\x00")
-	for _, e := range entries {
-		pid := e.Name()
-		if _, err := strconv.Atoi(pid); err != nil {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", pid, "environ"))
-		if err != nil || !bytes.Contains(env, want) {
-			continue // gone, or not ours
-		}
-		if stat, err := os.ReadFile(filepath.Join("/proc", pid, "stat")); err == nil && zombie(stat) {
-			continue
-		}
-		pids = append(pids, pid)
-	}
-	return pids, true
-}
-
-// zombie reports whether a /proc/PID/stat line is of an exited process
-// not yet reaped: the state after the command's closing parenthesis is Z.
-func zombie(stat []byte) bool {
-	i := bytes.LastIndexByte(stat, ')')
-	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
-}
 
 // withoutTMUX keeps a test run inside tmux from looking nested.
 func withoutTMUX(env []string) []string {
