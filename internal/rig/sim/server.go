@@ -36,6 +36,10 @@ type Server struct {
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed when Serve's context ends: every stream ends
+
+	// watchTookFaults, set only by this package's tests before serving, runs
+	// when a watch has taken its faults and not started yet.
+	watchTookFaults func()
 }
 
 // New builds a server with the default resources plus Options.Resources, and the

@@ -47,6 +47,13 @@ func newStore(opts *Options) *store {
 	}
 }
 
+// currentRestart returns the channel the next DropWatches closes.
+func (st *store) currentRestart() <-chan struct{} {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.restart
+}
+
 // register adds a resource type; registering the same key twice is an error.
 func (s *store) register(ri ResourceInfo) error {
 	if err := ri.validate(); err != nil {

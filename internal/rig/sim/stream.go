@@ -130,15 +130,23 @@ func (ws *watchStream) fire() bool {
 	return false
 }
 
-// giveBackIfRestarted returns the stream's fault to the queue when the stream
-// ends before it fired and a restart (DropWatches) came since the stream began:
-// the restart ended a watch that had just taken the fault, and the fault is
+// giveBackIfRestarted returns the stream's faults to the queue when the stream
+// ends before they fired and a restart (DropWatches) came since the watch
+// arrived: the restart ended a watch that had just taken them, and they are
 // meant for the next watch, which the client opens after the restart. Without
 // this a test that queues a fault and then restarts the server loses the fault
-// whenever the client's watch arrives between the two.
+// whenever the client's watch arrives between the two. That holds for the
+// drop, cut and stall fault the stream took and for a split-writes fault its
+// body took and never split a byte of.
 func (ws *watchStream) giveBackIfRestarted(restart <-chan struct{}) {
-	if ws.fault != nil && !ws.fired && closed(restart) {
+	if !closed(restart) {
+		return
+	}
+	if ws.fault != nil && !ws.fired {
 		ws.s.faults.giveBack(ws.fault)
+	}
+	if out := ws.out; out.fault != nil && !out.fired {
+		ws.s.faults.giveBack(out.fault)
 	}
 }
 

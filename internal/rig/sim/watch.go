@@ -87,6 +87,13 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, t target) {
 		writeStatus(w, serr)
 		return
 	}
+	// The restart a watch belongs to is the one current when it arrives,
+	// before it takes any fault: a DropWatches after that ends it, also when
+	// it comes between the watch taking its faults and its start. Taken
+	// later, such a watch would outlive the restart that was meant to end
+	// it, and a fault queued just before the restart would wait for a next
+	// watch that never comes.
+	restart := s.store.currentRestart()
 	if s.applyRequestFaults(w, r, t.r, verbWatch) {
 		return
 	}
@@ -102,9 +109,12 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, t target) {
 		deadline = time.Now().Add(wq.timeout)
 	}
 	ws := s.newWatchStream(w, r, t, &wq)
+	if s.watchTookFaults != nil {
+		s.watchTookFaults()
+	}
 	defer ws.out.flush() // however the stream ends, no buffered event is lost
+	defer ws.giveBackIfRestarted(restart)
 	var begin watchBegin
-	defer func() { ws.giveBackIfRestarted(begin.restart) }()
 	if wq.initial && wq.minRV > 0 {
 		// A streaming list at a resourceVersion the server has not reached: the
 		// real server answers 200 at once, waits about 3 s for the RV, then sends
@@ -119,9 +129,9 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, t target) {
 			}
 			return
 		}
-		begin = s.watchStart(t, &wq)
+		begin = s.watchStart(t, &wq, restart)
 	} else {
-		begin = s.watchStart(t, &wq)
+		begin = s.watchStart(t, &wq, restart)
 		if !ws.start() {
 			return
 		}
@@ -151,12 +161,13 @@ type watchBegin struct {
 	tooOld  bool
 }
 
-// watchStart takes the starting point of a watch atomically with its initial state.
-func (s *Server) watchStart(t target, wq *watchQuery) watchBegin {
+// watchStart takes the starting point of a watch atomically with its initial
+// state; restart is the one the watch arrived under (currentRestart).
+func (s *Server) watchStart(t target, wq *watchQuery, restart <-chan struct{}) watchBegin {
 	st := s.store
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	b := watchBegin{restart: st.restart, cursor: st.rv}
+	b := watchBegin{restart: restart, cursor: st.rv}
 	switch {
 	case wq.initial:
 		spec := listSpec{r: t.r}
