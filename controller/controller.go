@@ -133,7 +133,7 @@ func New[P watch.Object](m *Manager, cfg Config[P]) (*Controller, error) {
 		Queue: queue.RateLimitedOptions[Key]{RateLimiter: m.expect.limiter(cfg.Name, cfg.RateLimiter),
 			Options: queue.Options{Name: cfg.Name, Metrics: m.opts.Metrics}},
 		Reconcile: func(ctx context.Context, key Key) (Result, error) {
-			res, err := reconcile(withLogger(ctx, log.With("key", key.String())), key)
+			res, err := reconcile(withLogger(ctx, keyLogger(log, key)), key)
 			var term *terminalError
 			if errors.As(err, &term) {
 				log.Error("reconcile failed for good; not retried", "key", key.String(), "error", term.err)
