@@ -166,12 +166,13 @@ func (r *Client[T]) do(ctx context.Context, cl call) (T, error) {
 
 // uncertain tells the client's WriteRecorder of a write that failed with
 // err when the server may have done it all the same (see
-// kube.Written.Uncertain): a failure with no answer, or kube.OutcomeUnknown.
+// kube.Written.Uncertain): a failure with no answer, or one of
+// kube.AnswerOutcomeUnknown.
 func (r *Client[T]) uncertain(ctx context.Context, cl call, err error) {
 	if cl.method == http.MethodGet || cl.query.Get("dryRun") != "" || kube.IsFenced(err) {
 		return
 	}
-	if se, ok := kube.AsStatus(err); ok && !kube.OutcomeUnknown(int(se.Code)) {
+	if se, ok := kube.AsStatus(err); ok && !kube.AnswerOutcomeUnknown(se) {
 		return // the server's answer: not done
 	}
 	r.c.RecordWrite(ctx, kube.Written{Resource: r.res, Namespace: cl.ns, Name: cl.name,

@@ -30,6 +30,11 @@ func TestWritesOfUnknownOutcomeAreRecorded(t *testing.T) {
 		{"502", answer(http.StatusBadGateway, "InternalError"), true},
 		{"503", answer(http.StatusServiceUnavailable, "ServiceUnavailable"), true},
 		{"429", answer(http.StatusTooManyRequests, "TooManyRequests"), false},
+		// kube-apiserver's answer when an admission webhook with
+		// failurePolicy Fail cannot be called: refused before storage.
+		{"500 admission webhook not called", answerMsg(http.StatusInternalServerError, "InternalError", webhookDown), false},
+		{"500 other internal error", answerMsg(http.StatusInternalServerError, "InternalError", "Internal error occurred: etcdserver: request timed out"), true},
+		{"503 with the webhook's words", answerMsg(http.StatusServiceUnavailable, "ServiceUnavailable", webhookDown), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -53,13 +58,20 @@ func TestWritesOfUnknownOutcomeAreRecorded(t *testing.T) {
 	}
 }
 
-func answer(code int, reason string) func(http.ResponseWriter) {
+func answer(code int, reason string) func(http.ResponseWriter) { return answerMsg(code, reason, "no") }
+
+func answerMsg(code int, reason, msg string) func(http.ResponseWriter) {
 	return func(w http.ResponseWriter) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(code)
-		_, _ = w.Write([]byte(status(code, reason, "no")))
+		_, _ = w.Write([]byte(status(code, reason, msg)))
 	}
 }
+
+// webhookDown is the message of kube-apiserver's 500 for a validating
+// webhook it cannot reach (as the conformance suite's testWebhookDown
+// checks it on a real server), JSON-escaped.
+const webhookDown = `Internal error occurred: failed calling webhook \"fail.example.com\": failed to call webhook: Post \"https://127.0.0.1:1/hook?timeout=5s\": dial tcp 127.0.0.1:1: connect: connection refused`
 
 // TestRecordedWriteIsACopy: what the WriteRecorder is told of a write
 // holds its own labels, so changing the object the write returned leaves

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"net/http"
+	"strings"
 )
 
 // Written is one write the server accepted, as package client reports it
@@ -22,7 +23,8 @@ type Written struct {
 	// Uncertain marks a write whose outcome is unknown: it may have been
 	// done, but no answer said so (the connection broke or the context
 	// ended while it was out, the answer could not be read, or the answer
-	// was one after which the write may still complete: OutcomeUnknown).
+	// was one after which the write may still complete:
+	// AnswerOutcomeUnknown).
 	// ResourceVersion, UID and Labels are empty, and Name too for a
 	// create (its name may be the server's, from generateName).
 	Uncertain bool
@@ -44,6 +46,31 @@ func OutcomeUnknown(code int) bool {
 	}
 	return false
 }
+
+// AnswerOutcomeUnknown reports whether a write the server answered with
+// se may still be done: OutcomeUnknown(se.Code), but for the one 500 that
+// says the write was refused before anything was stored, an admission
+// webhook that could not be called under failurePolicy Fail. The API
+// server calls admission webhooks before it writes to storage, and
+// answers that failure as InternalError with the message "Internal error
+// occurred: failed calling webhook <name>: ..." (captured from
+// kube-apiserver by the conformance suite's webhook cases). Taken as
+// unknown, every write of a controller whose webhook is down would hold
+// its key for the settle time of a write of unknown outcome, as if the
+// server might still apply it. A conversion webhook's failure is not
+// counted here: the answer's conversion runs after the write is stored.
+func AnswerOutcomeUnknown(se *StatusError) bool {
+	if !OutcomeUnknown(int(se.Code)) {
+		return false
+	}
+	return !(se.Code == http.StatusInternalServerError && se.Reason == "InternalError" &&
+		strings.HasPrefix(se.Message, admissionCallFailed))
+}
+
+// admissionCallFailed begins the message of kube-apiserver's 500 for an
+// admission webhook it could not call (apierrors' InternalError wording
+// around the admission plugin's "failed calling webhook").
+const admissionCallFailed = "Internal error occurred: failed calling webhook "
 
 // WriteRecorder learns of the writes a Client's server accepted: package
 // client calls it after every create, update, patch, apply and delete of

@@ -157,8 +157,26 @@ func testWebhookDown(t T, e *Env) {
 	prefix := `Internal error occurred: failed calling webhook "fail.conformance.kwatch": failed to call webhook: Post "` + url + `?timeout=5s": dial tcp `
 	require.True(t, strings.HasPrefix(st.Message, prefix), "message %q, want the prefix %q", st.Message, prefix)
 	require.Contains(t, st.Message, "connection refused")
+	refusedBeforeStorage(t, e)
 	a = call(t, e, http.MethodPost, cmPath(e, ""), nil, ctJSON, labelled("i", "ignore"))
 	require.Equal(t, http.StatusCreated, a.code, "failurePolicy Ignore lets the create through: %s", a.body)
+}
+
+// refusedBeforeStorage: kwatch's client takes the 500 of an admission
+// webhook that cannot be called for what it is, a write refused before
+// anything was stored, not one of unknown outcome (which would hold a
+// controller's key for the settle time): its WriteRecorder is told nothing.
+func refusedBeforeStorage(t T, e *Env) {
+	var told []kube.Written
+	rec := e.Admin.WithWriteRecorder(func(_ context.Context, w kube.Written) { told = append(told, w) })
+	cms := client.For(rec, kube.Typed[*hookCM](kube.ConfigMaps), client.Options{})
+	obj := &hookCM{Metadata: hookMeta{Namespace: e.NS, Name: "f2", Labels: map[string]string{"policy": "fail"}}}
+	_, err := cms.Create(context.Background(), obj, client.CreateOptions{})
+	se, ok := kube.AsStatus(err)
+	require.True(t, ok, "a Status answer: %v", err)
+	require.Equal(t, int32(http.StatusInternalServerError), se.Code, "%v", err)
+	require.False(t, kube.AnswerOutcomeUnknown(se), "refused before storage: %v", err)
+	require.Empty(t, told, "no write of unknown outcome is recorded")
 }
 
 func testWebhookDryRun(t T, e *Env) {
