@@ -172,7 +172,7 @@ func (r *Client[T]) uncertain(ctx context.Context, cl call, err error) {
 	if cl.method == http.MethodGet || cl.query.Get("dryRun") != "" || kube.IsFenced(err) {
 		return
 	}
-	if se, ok := kube.AsStatus(err); ok && !kube.AnswerOutcomeUnknown(se) {
+	if se, ok := kube.AsStatus(err); ok && !kube.AnswerOutcomeUnknown(cl.method, se) {
 		return // the server's answer: not done
 	}
 	r.c.RecordWrite(ctx, kube.Written{Resource: r.res, Namespace: cl.ns, Name: cl.name,

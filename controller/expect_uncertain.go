@@ -16,8 +16,8 @@ import (
 
 // A write of unknown outcome (kube.Written.Uncertain: the connection broke
 // while it was out, the answer could not be read, or the answer was a 500,
-// 502, 503 or 504 other than an admission webhook's failure:
-// kube.AnswerOutcomeUnknown) may have been done, and may even be done later: the client gave
+// 502, 503 or 504 other than a create's, update's or patch's admission
+// webhook that could not be called: kube.AnswerOutcomeUnknown) may have been done, and may even be done later: the client gave
 // up, but the server may still be working on it. A create whose answer
 // was lost makes its object all the same, and the key's retry on a cache
 // that does not show it yet would make it again (a second object, when

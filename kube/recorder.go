@@ -47,24 +47,31 @@ func OutcomeUnknown(code int) bool {
 	return false
 }
 
-// AnswerOutcomeUnknown reports whether a write the server answered with
-// se may still be done: OutcomeUnknown(se.Code), but for the one 500 that
-// says the write was refused before anything was stored, an admission
-// webhook that could not be called under failurePolicy Fail. The API
-// server calls admission webhooks before it writes to storage, and
-// answers that failure as InternalError with the message "Internal error
-// occurred: failed calling webhook <name>: ..." (captured from
-// kube-apiserver by the conformance suite's webhook cases). Taken as
-// unknown, every write of a controller whose webhook is down would hold
-// its key for the settle time of a write of unknown outcome, as if the
-// server might still apply it. A conversion webhook's failure is not
-// counted here: the answer's conversion runs after the write is stored.
-func AnswerOutcomeUnknown(se *StatusError) bool {
+// AnswerOutcomeUnknown reports whether a write (method, the HTTP verb)
+// the server answered with se may still be done: OutcomeUnknown(se.Code),
+// but for the one 500 that says a create, update or patch was refused
+// before anything was stored, an admission webhook that could not be
+// called under failurePolicy Fail. The API server calls admission webhooks
+// before it writes to storage, and answers that failure as InternalError
+// with the message "Internal error occurred: failed calling webhook
+// <name>: ..." (captured from kube-apiserver by the conformance suite's
+// webhook cases). Taken as unknown, every write of a controller whose
+// webhook is down would hold its key for the settle time of a write of
+// unknown outcome, as if the server might still apply it.
+//
+// A delete is not refused so: kube-apiserver deletes an object of a
+// graceful-deletion strategy (a pod) whose grace period comes to 0 in two
+// steps, each calling the validating webhooks, and stores the first (the
+// deletionTimestamp, a new resourceVersion) before the second call can
+// fail; the kubelet or the pod collector may then finish the delete. Nor is
+// a conversion webhook's failure: the answer's conversion runs after the
+// write is stored.
+func AnswerOutcomeUnknown(method string, se *StatusError) bool {
 	if !OutcomeUnknown(int(se.Code)) {
 		return false
 	}
-	return !(se.Code == http.StatusInternalServerError && se.Reason == "InternalError" &&
-		strings.HasPrefix(se.Message, admissionCallFailed))
+	return method == http.MethodDelete || se.Code != http.StatusInternalServerError ||
+		se.Reason != "InternalError" || !strings.HasPrefix(se.Message, admissionCallFailed)
 }
 
 // admissionCallFailed begins the message of kube-apiserver's 500 for an

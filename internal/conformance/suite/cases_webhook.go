@@ -175,7 +175,7 @@ func refusedBeforeStorage(t T, e *Env) {
 	se, ok := kube.AsStatus(err)
 	require.True(t, ok, "a Status answer: %v", err)
 	require.Equal(t, int32(http.StatusInternalServerError), se.Code, "%v", err)
-	require.False(t, kube.AnswerOutcomeUnknown(se), "refused before storage: %v", err)
+	require.False(t, kube.AnswerOutcomeUnknown(http.MethodPost, se), "refused before storage: %v", err)
 	require.Empty(t, told, "no write of unknown outcome is recorded")
 }
 
