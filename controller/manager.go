@@ -277,6 +277,11 @@ func informerIn[T watch.Object](m *Manager, res kube.Resource, scope kube.Scope)
 		opts.Tuning = m.opts.InformerTuning(res)
 	}
 	ownerIndexForStore(&opts)
+	rk := resKeyOf(res)
+	if m.expect != nil {
+		// Every change the cache applies may show a write a key waits for.
+		opts.OnApplied = func(k string) { m.expect.observed(rk, k) }
+	}
 	inf, err := informer.New(opts)
 	if err != nil {
 		return nil, err
@@ -293,14 +298,6 @@ func informerIn[T watch.Object](m *Manager, res kube.Resource, scope kube.Scope)
 	if m.opts.Metrics != nil {
 		err := informer.RegisterMetrics(m.opts.Metrics, inf, informer.MetricsOptions{Name: name, Objects: inf.Store().Len})
 		if err != nil {
-			return nil, err
-		}
-	}
-	rk := resKeyOf(res)
-	if m.expect != nil {
-		// Every change the cache applies may show a write a key waits for.
-		observe := informer.KeyHandler[T](func(k string) { m.expect.observed(rk, k) })
-		if _, err := inf.AddHandler(observe, informer.HandlerOptions{}); err != nil {
 			return nil, err
 		}
 	}

@@ -102,6 +102,7 @@ func (inf *Informer[T]) upsertLocked(ev watch.Event[T], rv string) {
 			if existed && inf.replaced != nil {
 				inf.replaced(old, obj, false)
 			}
+			inf.appliedLocked(key)
 			for _, r := range inf.handlers {
 				if existed {
 					r.q.update(key, old, obj)
@@ -160,6 +161,7 @@ func (inf *Informer[T]) removeLocked(raw, obj T, finalOK, unknown bool, rv strin
 		if inf.replaced != nil {
 			inf.replaced(last, obj, true)
 		}
+		inf.appliedLocked(key)
 		final := last
 		if finalOK {
 			final = obj
@@ -222,11 +224,15 @@ func (inf *Informer[T]) commit(repl *store.Replacement[T], rv string, distrust b
 		if had && inf.replaced != nil {
 			inf.replaced(prev, obj, false)
 		}
+		update := had && (distrust || changed(prev, obj))
+		if !had || update {
+			inf.appliedLocked(key)
+		}
 		for _, r := range inf.handlers {
 			switch {
 			case !had:
 				r.q.add(key, obj, initial)
-			case distrust || changed(prev, obj):
+			case update:
 				r.q.relistUpdate(key, prev, obj)
 			}
 		}
@@ -235,11 +241,20 @@ func (inf *Informer[T]) commit(repl *store.Replacement[T], rv string, distrust b
 		if inf.replaced != nil {
 			inf.replaced(prev, prev, true)
 		}
+		inf.appliedLocked(key)
 		for _, r := range inf.handlers {
 			r.q.remove(key, prev, prev, true)
 		}
 	}
 	inf.markSyncedLocked()
+}
+
+// appliedLocked calls Options.OnApplied for a change of key the store
+// holds now. distMu is held.
+func (inf *Informer[T]) appliedLocked(key string) {
+	if inf.opts.OnApplied != nil {
+		inf.opts.OnApplied(key)
+	}
 }
 
 // uidObject is implemented by every object with ObjectMeta.

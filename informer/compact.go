@@ -106,7 +106,7 @@ func newCompact[T watch.Object](opts Options[T]) (*compactSide[T], error) {
 	tuning.Store, tuning.DecodeCache = StoreDefault, 0
 	rawOpts := Options[*watch.Raw]{
 		Client: opts.Client, Resource: opts.Resource, Scope: opts.Scope,
-		Form: opts.Form, Tuning: tuning, Logger: opts.Logger,
+		Form: opts.Form, Tuning: tuning, Logger: opts.Logger, OnApplied: opts.OnApplied,
 		jsonOnly:  !watch.DecodesProtobuf[T](),
 		Transform: rawTransform(opts.DropManagedFields),
 		Indexers:  make(map[string]store.IndexFunc[*watch.Raw]),

@@ -77,6 +77,16 @@ type Options[T watch.Object] struct {
 	// which cost no decode; Indexers still work and decode each object
 	// they index once per version.
 	RawIndexers map[string]store.IndexFunc[*watch.Raw]
+	// OnApplied, if set, is called with the store key of every change the
+	// store applies: a watch event's, and each key a relist or a snapshot
+	// restore adds, changes or removes. It runs on the informer's
+	// goroutine once the store holds the change, before any handler is
+	// told of it, and in the informer's order of changes, which it holds
+	// a lock for: it must be quick, must not block, and may read the
+	// store but call no other method of the informer. A KeyHandler
+	// without the handler's queue and goroutine: the manager wakes the
+	// reconciles that wait for their own writes with it.
+	OnApplied func(key string)
 
 	// Form is what the server sends of each object; watch.FormObject,
 	// the object. watch.FormMetadata asks for PartialObjectMetadata: use

@@ -241,11 +241,12 @@ func (inf *Informer[T]) restoreCommit(repl *store.Replacement[T], rv string) {
 	defer inf.distMu.Unlock()
 	inf.store.Commit(repl, rv)
 	inf.stats.touch(rv)
-	if len(inf.handlers) == 0 {
+	if len(inf.handlers) == 0 && inf.opts.OnApplied == nil {
 		return
 	}
 	keys, objs := inf.store.Items()
 	for i, obj := range objs {
+		inf.appliedLocked(keys[i])
 		for _, r := range inf.handlers {
 			r.q.add(keys[i], obj, true)
 		}
