@@ -79,20 +79,31 @@ func (inf *Informer[T]) apply(st state, ev watch.Event[T]) state {
 	if rv != "" {
 		st.rv = rv
 	}
-	inf.distMu.Lock()
-	defer inf.distMu.Unlock()
-	switch ev.Type {
-	case watch.Added, watch.Modified:
-		inf.upsertLocked(ev, rv)
-	case watch.Deleted:
-		inf.deleteLocked(ev, rv)
+	key, changed := inf.applyLocking(ev, rv)
+	if changed {
+		inf.tellApplied(key)
 	}
 	return st
 }
 
+// applyLocking is apply's part under distMu: it returns the key the event
+// changed, if any.
+func (inf *Informer[T]) applyLocking(ev watch.Event[T], rv string) (key string, changed bool) {
+	inf.distMu.Lock()
+	defer inf.distMu.Unlock()
+	switch ev.Type {
+	case watch.Added, watch.Modified:
+		return inf.upsertLocked(ev, rv)
+	case watch.Deleted:
+		return inf.deleteLocked(ev, rv)
+	}
+	return "", false
+}
+
 // upsertLocked stores an ADDED or MODIFIED object, or removes the key's
-// previous version when the object is refused. distMu is held.
-func (inf *Informer[T]) upsertLocked(ev watch.Event[T], rv string) {
+// previous version when the object is refused. It returns the key it
+// changed, if any. distMu is held.
+func (inf *Informer[T]) upsertLocked(ev watch.Event[T], rv string) (string, bool) {
 	obj, err := inf.transform(ev.Object)
 	if err == nil {
 		var old T
@@ -102,7 +113,6 @@ func (inf *Informer[T]) upsertLocked(ev watch.Event[T], rv string) {
 			if existed && inf.replaced != nil {
 				inf.replaced(old, obj, false)
 			}
-			inf.appliedLocked(key)
 			for _, r := range inf.handlers {
 				if existed {
 					r.q.update(key, old, obj)
@@ -110,25 +120,26 @@ func (inf *Informer[T]) upsertLocked(ev watch.Event[T], rv string) {
 					r.q.add(key, obj, false)
 				}
 			}
-			return
+			return key, true
 		}
 		inf.stats.storeErrors.Add(1)
 	}
 	inf.refused(ev.Object, string(ev.Type), err)
 	// The object still exists on the server: its removal here is inferred,
 	// as a relist that drops it would report it (finalStateUnknown).
-	inf.removeLocked(ev.Object, obj, false, true, rv)
+	return inf.removeLocked(ev.Object, obj, false, true, rv)
 }
 
-// deleteLocked removes a DELETED object's key. distMu is held.
-func (inf *Informer[T]) deleteLocked(ev watch.Event[T], rv string) {
+// deleteLocked removes a DELETED object's key and returns it, if it was
+// stored. distMu is held.
+func (inf *Informer[T]) deleteLocked(ev watch.Event[T], rv string) (string, bool) {
 	obj, err := inf.transform(ev.Object)
 	if err != nil {
 		// The delete happened whatever Transform thinks of the final state:
 		// find the key from the object as the server sent it.
 		inf.refused(ev.Object, string(ev.Type), err)
 	}
-	inf.removeLocked(ev.Object, obj, err == nil, false, rv)
+	return inf.removeLocked(ev.Object, obj, err == nil, false, rv)
 }
 
 // removeLocked removes the stored version of the object the server sent as
@@ -139,9 +150,9 @@ func (inf *Informer[T]) deleteLocked(ev watch.Event[T], rv string) {
 // the final state when it was accepted (finalOK), else the last state they
 // were given: never an object Transform refused. unknown is the delete's
 // finalStateUnknown. A key that cannot be computed is counted and logged
-// here, unless the event was refused (and so counted) already. distMu is
-// held.
-func (inf *Informer[T]) removeLocked(raw, obj T, finalOK, unknown bool, rv string) {
+// here, unless the event was refused (and so counted) already. It returns
+// the key it removed, if any. distMu is held.
+func (inf *Informer[T]) removeLocked(raw, obj T, finalOK, unknown bool, rv string) (string, bool) {
 	key, err := inf.store.Key(obj)
 	if err != nil {
 		key, err = inf.store.Key(raw)
@@ -154,14 +165,13 @@ func (inf *Informer[T]) removeLocked(raw, obj T, finalOK, unknown bool, rv strin
 		key = inf.keyByNameLocked(raw.GetNamespace(), raw.GetName())
 		if key == "" {
 			inf.store.SetResourceVersion(rv)
-			return
+			return "", false
 		}
 	}
 	if last, existed := inf.store.Delete(key, rv); existed {
 		if inf.replaced != nil {
 			inf.replaced(last, obj, true)
 		}
-		inf.appliedLocked(key)
 		final := last
 		if finalOK {
 			final = obj
@@ -169,7 +179,9 @@ func (inf *Informer[T]) removeLocked(raw, obj T, finalOK, unknown bool, rv strin
 		for _, r := range inf.handlers {
 			r.q.remove(key, last, final, unknown)
 		}
+		return key, true
 	}
+	return "", false
 }
 
 // keyByNameLocked returns the key of the stored object with namespace and
@@ -205,10 +217,19 @@ func (inf *Informer[T]) addListed(repl *store.Replacement[T], obj T) {
 // UID differs: a deleted and re-created object has a new UID. With
 // distrust every object kept is reported as updated: a server restored to
 // an older state reuses resourceVersions, so an object can come back with
-// our RV and UID and other content.
+// our RV and UID and other content. OnApplied hears of each key it
+// changed once distMu is released.
 func (inf *Informer[T]) commit(repl *store.Replacement[T], rv string, distrust bool) {
-	inf.distMu.Lock()
-	defer inf.distMu.Unlock()
+	inf.tellApplied(func() []string {
+		inf.distMu.Lock()
+		defer inf.distMu.Unlock()
+		return inf.commitLocked(repl, rv, distrust)
+	}()...)
+}
+
+// commitLocked is commit under distMu; it returns the keys it changed
+// when there is an OnApplied to tell.
+func (inf *Informer[T]) commitLocked(repl *store.Replacement[T], rv string, distrust bool) (applied []string) {
 	initial := !inf.synced.Load()
 	old := inf.store.Commit(repl, rv)
 	inf.stats.relists.Add(1)
@@ -226,7 +247,7 @@ func (inf *Informer[T]) commit(repl *store.Replacement[T], rv string, distrust b
 		}
 		update := had && (distrust || changed(prev, obj))
 		if !had || update {
-			inf.appliedLocked(key)
+			applied = inf.collectApplied(applied, key)
 		}
 		for _, r := range inf.handlers {
 			switch {
@@ -241,19 +262,34 @@ func (inf *Informer[T]) commit(repl *store.Replacement[T], rv string, distrust b
 		if inf.replaced != nil {
 			inf.replaced(prev, prev, true)
 		}
-		inf.appliedLocked(key)
+		applied = inf.collectApplied(applied, key)
 		for _, r := range inf.handlers {
 			r.q.remove(key, prev, prev, true)
 		}
 	}
 	inf.markSyncedLocked()
+	return applied
 }
 
-// appliedLocked calls Options.OnApplied for a change of key the store
-// holds now. distMu is held.
-func (inf *Informer[T]) appliedLocked(key string) {
-	if inf.opts.OnApplied != nil {
-		inf.opts.OnApplied(key)
+// collectApplied adds key, a change the store holds, to the keys for
+// tellApplied, when there is an OnApplied to tell.
+func (inf *Informer[T]) collectApplied(keys []string, key string) []string {
+	if inf.opts.OnApplied == nil {
+		return keys
+	}
+	return append(keys, key)
+}
+
+// tellApplied calls Options.OnApplied for changes the store holds, in
+// their order. distMu must not be held: OnApplied takes its caller's locks
+// (the manager's expectations), and one of their holders may be waiting
+// for distMu (a metrics scrape reading Stats, say).
+func (inf *Informer[T]) tellApplied(keys ...string) {
+	if inf.opts.OnApplied == nil {
+		return
+	}
+	for _, k := range keys {
+		inf.opts.OnApplied(k)
 	}
 }
 

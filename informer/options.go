@@ -80,12 +80,12 @@ type Options[T watch.Object] struct {
 	// OnApplied, if set, is called with the store key of every change the
 	// store applies: a watch event's, and each key a relist or a snapshot
 	// restore adds, changes or removes. It runs on the informer's
-	// goroutine once the store holds the change, before any handler is
-	// told of it, and in the informer's order of changes, which it holds
-	// a lock for: it must be quick, must not block, and may read the
-	// store but call no other method of the informer. A KeyHandler
-	// without the handler's queue and goroutine: the manager wakes the
-	// reconciles that wait for their own writes with it.
+	// goroutine, in the order of the changes, once the store holds the
+	// change and before the next one is applied, with none of the
+	// informer's locks held (a handler may hear of the change first). The
+	// watch waits for it: it must be quick and must not block. A
+	// KeyHandler without the handler's queue and goroutine: the manager
+	// wakes the reconciles that wait for their own writes with it.
 	OnApplied func(key string)
 
 	// Form is what the server sends of each object; watch.FormObject,

@@ -235,20 +235,32 @@ func (s *snapshotter) write(ctx context.Context, rate int) {
 }
 
 // restoreCommit makes repl the store at rv and gives handlers its objects
-// as the initial list, without marking the informer synced.
+// as the initial list, without marking the informer synced; OnApplied
+// then hears of every key.
 func (inf *Informer[T]) restoreCommit(repl *store.Replacement[T], rv string) {
-	inf.distMu.Lock()
-	defer inf.distMu.Unlock()
+	inf.tellApplied(func() []string {
+		inf.distMu.Lock()
+		defer inf.distMu.Unlock()
+		return inf.restoreCommitLocked(repl, rv)
+	}()...)
+}
+
+// restoreCommitLocked is restoreCommit under distMu; it returns the keys
+// restored when there is an OnApplied to tell.
+func (inf *Informer[T]) restoreCommitLocked(repl *store.Replacement[T], rv string) []string {
 	inf.store.Commit(repl, rv)
 	inf.stats.touch(rv)
 	if len(inf.handlers) == 0 && inf.opts.OnApplied == nil {
-		return
+		return nil
 	}
 	keys, objs := inf.store.Items()
 	for i, obj := range objs {
-		inf.appliedLocked(keys[i])
 		for _, r := range inf.handlers {
 			r.q.add(keys[i], obj, true)
 		}
 	}
+	if inf.opts.OnApplied == nil {
+		return nil
+	}
+	return keys
 }
