@@ -374,30 +374,45 @@ func (e *expectations) gate(ctl string, add func(Key), next Reconciler) Reconcil
 
 // park reports whether kr must wait, and if so leaves it parked: add
 // queues it again when its last write shows or the bound passes.
+//
+// No metric or log is written under e.mu: they call the user's provider
+// and handler, and the caches' goroutines wait for e.mu (observed), so
+// whatever those do must not hold a change of a cache up.
 func (e *expectations) park(kr keyRef, add func(Key)) bool {
+	parked, report := e.parkLocking(kr, add)
+	if report != nil {
+		report()
+	}
+	return parked
+}
+
+// parkLocking is park under e.mu; it returns what to count or log once
+// e.mu is released.
+func (e *expectations) parkLocking(kr keyRef, add func(Key)) (parked bool, report func()) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	kw := e.keys[kr]
 	if kw == nil {
-		return false
+		return false, nil
 	}
 	if e.settleLocked(kr, kw) {
-		return false
+		return false, nil
 	}
 	wait := time.Until(kw.last.Add(e.timeout))
 	if wait <= 0 {
-		e.expireLocked(kr, kw)
-		return false
+		return false, e.expireLocked(kr, kw)
 	}
 	if kw.add == nil {
-		e.count("kwatch_expectation_waits_total", "Reconciles held back until the caches showed the key's last writes.", kr.ctl)
+		report = func() {
+			e.count("kwatch_expectation_waits_total", "Reconciles held back until the caches showed the key's last writes.", kr.ctl)
+		}
 	}
 	kw.add = add
 	e.parked[kr] = struct{}{}
 	if kw.timer == nil {
 		kw.timer = time.AfterFunc(kw.wakeLocked(wait), func() { e.expire(kr) })
 	}
-	return true
+	return true, report
 }
 
 // wakeLocked is when a parked key's timer must fire, wait being the time
@@ -519,24 +534,28 @@ func (e *expectations) expire(kr keyRef) {
 		return
 	}
 	add := kw.add
-	e.expireLocked(kr, kw)
+	report := e.expireLocked(kr, kw)
 	e.mu.Unlock()
+	report()
 	if add != nil {
 		add(kr.key)
 	}
 }
 
-// expireLocked gives up on kr's writes: counted, logged, forgotten.
-func (e *expectations) expireLocked(kr keyRef, kw *keyWait) {
+// expireLocked gives up on kr's writes: forgotten, and counted and
+// logged by the function it returns, to be called once e.mu is released.
+func (e *expectations) expireLocked(kr keyRef, kw *keyWait) (report func()) {
 	unseen := make([]string, 0, len(kw.writes))
 	for _, w := range kw.writes {
 		unseen = append(unseen, w.String())
 	}
-	e.count("kwatch_expectation_timeouts_total",
-		"Reconciles that ran although the caches had not shown the key's last writes within the bound.", kr.ctl)
-	e.log.Warn("caches did not show this key's last writes in time; reconciling anyway",
-		"controller", kr.ctl, "key", kr.key.String(), "after", e.timeout, "unseen", strings.Join(unseen, "; "))
 	e.forgetLocked(kr, kw)
+	return func() {
+		e.count("kwatch_expectation_timeouts_total",
+			"Reconciles that ran although the caches had not shown the key's last writes within the bound.", kr.ctl)
+		e.log.Warn("caches did not show this key's last writes in time; reconciling anyway",
+			"controller", kr.ctl, "key", kr.key.String(), "after", e.timeout, "unseen", strings.Join(unseen, "; "))
+	}
 }
 
 // observed is called after a cache of res applied a change of the object

@@ -165,14 +165,15 @@ func (e *expectations) settleUncertain(ctx context.Context, kr keyRef) {
 			err = comparable(rv, w.caches)
 		}
 		u.read = true
-		if err != nil {
-			e.log.Debug("a write's outcome is unknown and the server's resourceVersion is not usable: its key waits for the bound",
-				"controller", kr.ctl, "key", kr.key.String(), "resource", u.res.String(), "namespace", u.ns, "err", err)
-		} else if e.keys[kr] == kw {
+		if err == nil && e.keys[kr] == kw {
 			w.rv = rv
 			kw.last = maxTime(kw.last, time.Now())
 		}
 		e.mu.Unlock()
+		if err != nil { // logged without e.mu (see park)
+			e.log.Debug("a write's outcome is unknown and the server's resourceVersion is not usable: its key waits for the bound",
+				"controller", kr.ctl, "key", kr.key.String(), "resource", u.res.String(), "namespace", u.ns, "err", err)
+		}
 	}
 }
 
