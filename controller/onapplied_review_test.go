@@ -18,27 +18,24 @@ import (
 	"github.com/kwatch/kwatch/metrics"
 )
 
-// A second reader's test of informer.Options.OnApplied (baddf8c): the
-// manager's expectations are now told of a change on the informer's
-// watch goroutine while it holds the informer's distMu, so the watch
-// goroutine waits for expectations.mu while holding distMu. Before, a
-// KeyHandler's own goroutine did, holding nothing of the informer.
-//
-// That adds the lock edge distMu -> expectations.mu. expectations.mu was
-// already held while calling out: park (and expireLocked) ask the
-// metrics.Provider for a Counter under it. And Informer.Stats, which
-// RegisterMetrics' functions call at scrape time, takes distMu. A
-// Provider that calls its registered functions while holding the lock its
-// Counter takes (nothing in metrics.Provider's contract forbids it; the
-// built-in Set and the prometheus adapter happen to call them unlocked)
-// closes the cycle:
+// A second reader's test of informer.Options.OnApplied (baddf8c), which
+// first ran on the informer's watch goroutine with the informer's distMu
+// held, so that goroutine waited for expectations.mu holding distMu. And
+// expectations.mu was held while calling out: park (and expireLocked)
+// asked the metrics.Provider for a Counter under it, while
+// Informer.Stats, which RegisterMetrics' functions call at scrape time,
+// takes distMu. A Provider that calls its registered functions while
+// holding the lock its Counter takes (nothing in metrics.Provider's
+// contract forbids it) closed the cycle:
 //
 //	worker:  expectations.mu (park) -> provider lock (Counter)
 //	scrape:  provider lock          -> distMu (Stats)
 //	watch:   distMu                 -> expectations.mu (OnApplied)
 //
-// Before baddf8c the watch goroutine released distMu before anything
-// took expectations.mu, and the same interleaving completes.
+// Both edges are gone now: OnApplied runs once distMu is released
+// (8a69b41), and the expectations count and log only outside
+// expectations.mu (9309afb). The test builds the interleaving and checks
+// that it completes.
 
 // lockingProvider is a metrics.Provider that calls its functions with its
 // lock held, as a naive adapter does.
