@@ -2,6 +2,7 @@ package informer
 
 import (
 	"fmt"
+	"runtime/debug"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -289,8 +290,23 @@ func (inf *Informer[T]) tellApplied(keys ...string) {
 		return
 	}
 	for _, k := range keys {
-		inf.opts.OnApplied(k)
+		inf.callOnApplied(k)
 	}
+}
+
+// callOnApplied makes one call of OnApplied. It is the user's code on the
+// watch's goroutine: a panic is logged and counted with the handlers'
+// (Stats.HandlerPanics), and the watch goes on with the next change, as
+// it does past a panicking handler.
+func (inf *Informer[T]) callOnApplied(key string) {
+	defer func() {
+		if r := recover(); r != nil {
+			inf.stats.appliedPanics.Add(1)
+			inf.opts.Logger.Error("informer OnApplied panicked", "resource", inf.opts.Resource.String(),
+				"key", key, "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	inf.opts.OnApplied(key)
 }
 
 // uidObject is implemented by every object with ObjectMeta.

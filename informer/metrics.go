@@ -85,7 +85,7 @@ func RegisterMetrics(p metrics.Provider, src MetricsSource, opts MetricsOptions)
 	total(MetricErrors, "Other failed list or watch phases.", func(s Stats) int64 { return s.Errors })
 	total(MetricTransformErrors, "Objects the transform refused; they are not cached.", func(s Stats) int64 { return s.TransformErrors })
 	total(MetricStoreErrors, "Objects the cache refused; they are not cached.", func(s Stats) int64 { return s.StoreErrors })
-	total(MetricHandlerPanics, "Handler calls that panicked.", func(s Stats) int64 { return s.HandlerPanics })
+	total(MetricHandlerPanics, "Handler calls that panicked, OnApplied calls included.", func(s Stats) int64 { return s.HandlerPanics })
 	total(MetricHandlerMerged, "Changes merged into a later change of their object before a handler saw them (a slow handler).",
 		func(s Stats) int64 { return s.HandlerMerged })
 

@@ -79,3 +79,48 @@ func TestOnAppliedSeesEachChangeInTheStore(t *testing.T) {
 			"ns/c@30", "ns/d@31", "ns/e@absent"}, got, "store %v", mode)
 	}
 }
+
+// TestOnAppliedPanicIsCountedAndTheWatchGoesOn: a panic in OnApplied is
+// the user's, on the watch's goroutine; the informer logs and counts it
+// and applies the changes after it, with both stores.
+func TestOnAppliedPanicIsCountedAndTheWatchGoesOn(t *testing.T) {
+	for _, mode := range []StoreMode{StoreDefault, StoreTyped} {
+		var mu sync.Mutex
+		var got []string
+		done := make(chan struct{})
+		s := newScripted(t,
+			answer(200, listJSON("10", "", podJSON("a", "5"))),
+			stream(true, eventJSON("MODIFIED", podJSON("a", "20")), eventJSON("ADDED", podJSON("b", "22"))),
+			stream(false),
+		)
+		opts := fastOptions(s.srv.URL, t, ListPaged)
+		opts.Store = mode
+		opts.OnApplied = func(key string) {
+			mu.Lock()
+			got = append(got, key)
+			n := len(got)
+			mu.Unlock()
+			switch n {
+			case 2:
+				panic("boom")
+			case 3:
+				close(done)
+			}
+		}
+		inf, err := New(opts)
+		require.NoError(t, err)
+		start(t, inf)
+		select {
+		case <-done:
+		case <-time.After(waitLong):
+			t.Fatalf("store %v: the watch stopped after OnApplied panicked", mode)
+		}
+		mu.Lock()
+		require.Equal(t, []string{"ns/a", "ns/a", "ns/b"}, got, "store %v", mode)
+		mu.Unlock()
+		require.EqualValues(t, 1, inf.Stats().HandlerPanics, "store %v", mode)
+		p, ok := inf.Store().Get("ns/b")
+		require.True(t, ok, "store %v", mode)
+		require.Equal(t, "22", p.ResourceVersion, "store %v", mode)
+	}
+}

@@ -83,9 +83,11 @@ type Options[T watch.Object] struct {
 	// goroutine, in the order of the changes, once the store holds the
 	// change and before the next one is applied, with none of the
 	// informer's locks held (a handler may hear of the change first). The
-	// watch waits for it: it must be quick and must not block. A
-	// KeyHandler without the handler's queue and goroutine: the manager
-	// wakes the reconciles that wait for their own writes with it.
+	// watch waits for it: it must be quick and must not block. A panic
+	// in it is logged and counted in Stats.HandlerPanics, and the watch
+	// goes on. A KeyHandler without the handler's queue and goroutine:
+	// the manager wakes the reconciles that wait for their own writes
+	// with it.
 	OnApplied func(key string)
 
 	// Form is what the server sends of each object; watch.FormObject,

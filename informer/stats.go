@@ -27,6 +27,7 @@ type stats struct {
 	connected       atomic.Bool
 	lastActivity    atomic.Int64 // unix nanos of the last event, bookmark or commit
 	listed          atomic.Int64 // objects received by the list in progress (or the last one)
+	appliedPanics   atomic.Int64 // OnApplied calls that panicked
 
 	lastRV atomic.Pointer[string] // the last RV seen; nil before any
 
@@ -89,8 +90,8 @@ type Stats struct {
 	// informer's resourceVersion, made before resuming a watch that ended
 	// early (see Health.ResourceVersion).
 	Confirms       int64
-	HandlerBacklog int // pending changes summed over handlers (see Registration.Backlog)
-	HandlerPanics  int64
+	HandlerBacklog int   // pending changes summed over handlers (see Registration.Backlog)
+	HandlerPanics  int64 // handler calls that panicked, OnApplied's included
 	// HandlerMerged counts changes merged away before a handler saw them,
 	// summed over handlers (see Registration.Merged).
 	HandlerMerged int64
@@ -119,6 +120,7 @@ func (inf *Informer[T]) Stats() Stats {
 		TransformErrors: inf.stats.transformErrors.Load(), StoreErrors: inf.stats.storeErrors.Load(),
 		Confirms: inf.stats.confirms.Load(), Listed: inf.stats.listed.Load(),
 		SnapshotWrites: inf.stats.snapshots.Load(), Restored: inf.stats.restored.Load(),
+		HandlerPanics: inf.stats.appliedPanics.Load(),
 	}
 	inf.distMu.Lock()
 	for _, r := range inf.handlers {
