@@ -58,12 +58,18 @@ func dropManagedFields[T watch.Object](next func(T) (T, error)) (func(T) (T, err
 	}, nil
 }
 
-// refused records an object the informer will not cache.
+// refused records an object the informer will not cache. It is called
+// with distMu held, or while a list is built: the log waits in held (see
+// heldLogs).
 func (inf *Informer[T]) refused(obj T, what string, err error) {
 	inf.stats.refused(err)
-	inf.opts.Logger.Error("informer refused an object; it is not cached", "resource", inf.opts.Resource.String(),
+	inf.held.add("informer refused an object; it is not cached", "resource", inf.opts.Resource.String(),
 		"event", what, "namespace", obj.GetNamespace(), "name", obj.GetName(), "err", err)
 }
+
+// logHeld gives the Logger what was logged with distMu held. distMu must
+// not be held.
+func (inf *Informer[T]) logHeld() { inf.held.flush(inf.opts.Logger, inf.opts.Resource.String()) }
 
 // apply writes one watch event to the store and queues its notifications.
 // It returns the state with the RV the event carries.
@@ -81,6 +87,7 @@ func (inf *Informer[T]) apply(st state, ev watch.Event[T]) state {
 		st.rv = rv
 	}
 	key, changed := inf.applyLocking(ev, rv)
+	inf.logHeld()
 	if changed {
 		inf.tellApplied(key)
 	}
@@ -221,11 +228,13 @@ func (inf *Informer[T]) addListed(repl *store.Replacement[T], obj T) {
 // our RV and UID and other content. OnApplied hears of each key it
 // changed once distMu is released.
 func (inf *Informer[T]) commit(repl *store.Replacement[T], rv string, distrust bool) {
-	inf.tellApplied(func() []string {
+	applied := func() []string {
 		inf.distMu.Lock()
 		defer inf.distMu.Unlock()
 		return inf.commitLocked(repl, rv, distrust)
-	}()...)
+	}()
+	inf.logHeld()
+	inf.tellApplied(applied...)
 }
 
 // commitLocked is commit under distMu; it returns the keys it changed

@@ -113,7 +113,7 @@ func newCompact[T watch.Object](opts Options[T]) (*compactSide[T], error) {
 	}
 	if opts.Key != nil {
 		rawOpts.Key = func(r *watch.Raw) (string, error) {
-			obj, err := c.decode(r)
+			obj, err := c.decodeHeld(r)
 			if err != nil {
 				return "", err
 			}
@@ -131,7 +131,7 @@ func newCompact[T watch.Object](opts Options[T]) (*compactSide[T], error) {
 			return nil, fmt.Errorf("informer: index %q is both in Indexers and RawIndexers", name)
 		}
 		rawOpts.Indexers[name] = func(r *watch.Raw) ([]string, error) {
-			obj, err := c.decode(r)
+			obj, err := c.decodeHeld(r)
 			if err != nil {
 				return nil, err
 			}
@@ -196,6 +196,18 @@ func snapshotEncoding(o Options[*watch.Raw]) string {
 // a handler decoded this version already. Failures are counted and shown
 // in Health once per version.
 func (c *compactSide[T]) decode(r *watch.Raw) (T, error) {
+	return c.decodeLogging(r, c.raw.opts.Logger.Error)
+}
+
+// decodeHeld is decode for the store's Key and Indexers, which run with
+// the inner informer's distMu held: a failure's log waits for its release
+// (see heldLogs).
+func (c *compactSide[T]) decodeHeld(r *watch.Raw) (T, error) {
+	return c.decodeLogging(r, c.raw.held.add)
+}
+
+// decodeLogging is decode, which logs a failure with logError.
+func (c *compactSide[T]) decodeLogging(r *watch.Raw, logError func(msg string, args ...any)) (T, error) {
 	if obj, err, ok := c.cache.get(r); ok {
 		return obj, err
 	}
@@ -206,7 +218,7 @@ func (c *compactSide[T]) decode(r *watch.Raw) (T, error) {
 		err = fmt.Errorf("%s/%s at resourceVersion %s does not decode: %w", r.GetNamespace(), r.GetName(),
 			r.GetResourceVersion(), err)
 		c.raw.stats.refused(err)
-		c.raw.opts.Logger.Error("informer could not decode a stored object; readers do not see it",
+		logError("informer could not decode a stored object; readers do not see it",
 			"resource", c.raw.opts.Resource.String(), "namespace", r.GetNamespace(), "name", r.GetName(), "err", err)
 	}
 	c.cache.put(r, obj, err)

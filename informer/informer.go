@@ -42,6 +42,7 @@ type Informer[T watch.Object] struct {
 	wg     sync.WaitGroup
 
 	stats stats
+	held  heldLogs // what is logged with distMu held, until its release
 
 	// replaced, if set, is told (with distMu held) of each stored version
 	// the store gives up: old replaced by cur, or removed (gone). It is the
@@ -233,6 +234,7 @@ type outcome struct {
 
 // step runs one phase and applies the RV policy to its outcome.
 func (inf *Informer[T]) step(ctx context.Context, st state) outcome {
+	defer inf.logHeld() // a list that failed may have refused objects
 	switch st.phase {
 	case phaseList:
 		// A committed list alone does not reset the backoff: a server whose
@@ -292,7 +294,6 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// markSynced is called after the first commit, with distMu held.
 // markSynced is markSyncedLocked for a caller without distMu.
 func (inf *Informer[T]) markSynced() {
 	inf.distMu.Lock()
@@ -300,6 +301,7 @@ func (inf *Informer[T]) markSynced() {
 	inf.markSyncedLocked()
 }
 
+// markSyncedLocked is called after the first commit, with distMu held.
 func (inf *Informer[T]) markSyncedLocked() {
 	if inf.synced.Load() {
 		return
@@ -332,5 +334,6 @@ func (inf *Informer[T]) resyncLoop(ctx context.Context) {
 			}
 		}
 		inf.distMu.Unlock()
+		inf.logHeld()
 	}
 }

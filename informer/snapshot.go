@@ -238,11 +238,13 @@ func (s *snapshotter) write(ctx context.Context, rate int) {
 // as the initial list, without marking the informer synced; OnApplied
 // then hears of every key.
 func (inf *Informer[T]) restoreCommit(repl *store.Replacement[T], rv string) {
-	inf.tellApplied(func() []string {
+	applied := func() []string {
 		inf.distMu.Lock()
 		defer inf.distMu.Unlock()
 		return inf.restoreCommitLocked(repl, rv)
-	}()...)
+	}()
+	inf.logHeld()
+	inf.tellApplied(applied...)
 }
 
 // restoreCommitLocked is restoreCommit under distMu; it returns the keys
