@@ -72,18 +72,22 @@ type uider interface{ GetUID() types.UID }
 type deletionTimed interface{ GetDeletionTimestamp() *metav1.Time }
 
 // stateFunc reads what inf holds of an object: from the compact store's
-// records without decoding where it can (a deletionTimestamp needs the
-// object), from the typed store otherwise.
+// records, never decoding T (a deletionTimestamp is read from the
+// metadata alone), from the typed store otherwise. It runs with the
+// expectations' mutex held, so it must not reach the user's code: a
+// decode into T that fails is logged to the manager's Logger.
 func stateFunc[T watch.Object](inf *informer.Informer[T]) func(key string, deleting bool) objState {
 	return func(key string, deleting bool) objState {
-		var st objState
 		if r, ok := inf.RawStore().Get(key); ok {
-			st = objState{present: true, uid: string(r.GetUID())}
+			st := objState{present: true, uid: string(r.GetUID())}
 			st.rv, _ = strconv.ParseUint(r.GetResourceVersion(), 10, 64)
-			if !deleting {
-				return st
+			if deleting {
+				m, err := r.Meta()
+				st.deleting = err == nil && m.DeletionTimestamp != nil
 			}
+			return st
 		}
+		var st objState
 		obj, ok := inf.Store().Get(key)
 		if !ok {
 			return st
@@ -93,7 +97,7 @@ func stateFunc[T watch.Object](inf *informer.Informer[T]) func(key string, delet
 		if u, ok := any(obj).(uider); ok {
 			st.uid = string(u.GetUID())
 		}
-		if d, ok := any(obj).(deletionTimed); ok && d.GetDeletionTimestamp() != nil {
+		if d, ok := any(obj).(deletionTimed); ok && deleting && d.GetDeletionTimestamp() != nil {
 			st.deleting = true
 		}
 		return st
