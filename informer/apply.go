@@ -1,6 +1,7 @@
 package informer
 
 import (
+	"errors"
 	"fmt"
 	"runtime/debug"
 
@@ -29,12 +30,23 @@ func (inf *Informer[T]) transform(obj T) (T, error) {
 	if inf.opts.Transform == nil {
 		return obj, nil
 	}
-	out, err := inf.opts.Transform(obj)
+	out, err := callTransform(inf.opts.Transform, obj)
 	if err != nil {
 		inf.stats.transformErrors.Add(1)
 		return obj, fmt.Errorf("transform: %w", err)
 	}
 	return out, nil
+}
+
+// callTransform calls fn; its panic is a *store.PanicError, and the
+// object is refused as on fn's error.
+func callTransform[T any](fn func(T) (T, error), obj T) (out T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &store.PanicError{Func: "Transform", Value: r, Stack: debug.Stack()}
+		}
+	}()
+	return fn(obj)
 }
 
 // managedFieldsSetter is implemented by every object with ObjectMeta.
@@ -63,8 +75,12 @@ func dropManagedFields[T watch.Object](next func(T) (T, error)) (func(T) (T, err
 // heldLogs).
 func (inf *Informer[T]) refused(obj T, what string, err error) {
 	inf.stats.refused(err)
-	inf.held.add("informer refused an object; it is not cached", "resource", inf.opts.Resource.String(),
-		"event", what, "namespace", obj.GetNamespace(), "name", obj.GetName(), "err", err)
+	args := []any{"resource", inf.opts.Resource.String(), "event", what,
+		"namespace", obj.GetNamespace(), "name", obj.GetName(), "err", err}
+	if p, ok := errors.AsType[*store.PanicError](err); ok {
+		args = append(args, "stack", string(p.Stack))
+	}
+	inf.held.add("informer refused an object; it is not cached", args...)
 }
 
 // logHeld gives the Logger what was logged with distMu held. distMu must

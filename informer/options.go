@@ -58,7 +58,9 @@ type Options[T watch.Object] struct {
 
 	// Transform, if set, sees every object before it enters the store (to
 	// drop managedFields, say). It may modify and return its argument. An
-	// error drops the object with a logged error and counts it in Stats.
+	// error drops the object with a logged error and counts it in Stats;
+	// so does a panic, as a *store.PanicError (so do those of Key and of
+	// an index function, in StoreErrors): the watch goes on.
 	Transform func(T) (T, error)
 	// DropManagedFields removes metadata.managedFields (server-side
 	// apply's bookkeeping, often a third of an object) from every object

@@ -18,11 +18,17 @@ type indexer[T any] struct {
 // values returns obj's values for this index.
 func (ix *indexer[T]) values(obj T) (valueSet, error) {
 	if !ix.builtinNS {
-		list, err := ix.fn(obj)
+		list, err := ix.call(obj)
 		return valueSet{list: list}, err
 	}
 	ns, err := objectNamespace(obj)
 	return valueSet{one: ns}, err
+}
+
+// call calls the index function, a panic of which is a *PanicError.
+func (ix *indexer[T]) call(obj T) (list []string, err error) {
+	defer recoveredIndex(ix.name, &err)
+	return ix.fn(obj)
 }
 
 // valueSet is an object's values for one index: the built-in namespace

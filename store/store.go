@@ -9,14 +9,16 @@ import (
 )
 
 // KeyFunc returns the key an object is stored under. It must be a
-// deterministic function of the object and never return "" without an error.
+// deterministic function of the object and never return "" without an
+// error. A panic is an error too (*PanicError).
 type KeyFunc[T any] func(obj T) (string, error)
 
 // IndexFunc returns the values an object is indexed under (none is fine;
 // duplicates count once). It must be a deterministic function of the
 // object: the store recomputes an object's old values, rather than keep a
 // copy per object, to remove them on update and delete. It runs with the
-// store's write lock held for that, so it must not call the store.
+// store's write lock held for that, so it must not call the store. A
+// panic is an error too (*PanicError).
 type IndexFunc[T any] func(obj T) ([]string, error)
 
 // NamespaceIndex is the built-in index by GetNamespace(). Objects with an
@@ -81,7 +83,7 @@ func New[T any](opts Options[T]) *Store[T] {
 // Key returns obj's key by the configured key function. Its errors wrap
 // ErrInvalidKey; an empty key is an error too.
 func (s *Store[T]) Key(obj T) (string, error) {
-	k, err := s.key(obj)
+	k, err := s.callKey(obj)
 	if err != nil {
 		return "", fmt.Errorf("store: %w: %w", ErrInvalidKey, err)
 	}
@@ -89,6 +91,12 @@ func (s *Store[T]) Key(obj T) (string, error) {
 		return "", fmt.Errorf("store: %w: key function returned an empty key for %T", ErrInvalidKey, obj)
 	}
 	return k, nil
+}
+
+// callKey calls the key function, a panic of which is a *PanicError.
+func (s *Store[T]) callKey(obj T) (k string, err error) {
+	defer recoveredKey(&err)
+	return s.key(obj)
 }
 
 // maxStackIndexes is how many indexers a write handles without allocating
