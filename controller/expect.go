@@ -561,10 +561,17 @@ func (e *expectations) expireLocked(kr keyRef, kw *keyWait) (report func()) {
 // observed is called after a cache of res applied a change of the object
 // at key (or a relist touched it): the keys waiting on it are checked.
 func (e *expectations) observed(res resKey, key string) {
-	ref := objRef{res, key}
-	var ready []keyRef
-	var adds []func(Key)
+	ready, adds := e.observedLocking(objRef{res, key})
+	for i, kr := range ready {
+		adds[i](kr.key)
+	}
+}
+
+// observedLocking is observed's part under e.mu: it returns the keys
+// ready to be queued, and their queues' add.
+func (e *expectations) observedLocking(ref objRef) (ready []keyRef, adds []func(Key)) {
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	if w := e.objects[ref]; w != nil {
 		e.pruneLocked(w)
 	}
@@ -573,7 +580,7 @@ func (e *expectations) observed(res resKey, key string) {
 	}
 	// The keys waiting on the object, and on a write of unknown outcome
 	// of its resource (key "").
-	for _, r := range [2]objRef{ref, {res, ""}} {
+	for _, r := range [2]objRef{ref, {ref.res, ""}} {
 		for kr := range e.byObj[r] {
 			kw := e.keys[kr]
 			add := kw.add
@@ -586,10 +593,7 @@ func (e *expectations) observed(res resKey, key string) {
 		close(e.changed)
 		e.changed, e.watched = make(chan struct{}), false
 	}
-	e.mu.Unlock()
-	for i, kr := range ready {
-		adds[i](kr.key)
-	}
+	return ready, adds
 }
 
 func (e *expectations) count(name, help, ctl string) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kwatch/kwatch/informer"
 	"github.com/kwatch/kwatch/kube"
+	"github.com/kwatch/kwatch/store"
 	"github.com/kwatch/kwatch/watch"
 )
 
@@ -71,22 +72,18 @@ type uider interface{ GetUID() types.UID }
 
 type deletionTimed interface{ GetDeletionTimestamp() *metav1.Time }
 
-// stateFunc reads what inf holds of an object: from the compact store's
-// records, never decoding T (a deletionTimestamp is read from the
-// metadata alone), from the typed store otherwise. It runs with the
+// stateFunc reads what inf holds of an object: in StoreCompact from the
+// store's records alone, never decoding T (a deletionTimestamp is read
+// from the metadata), from the typed store otherwise. It runs with the
 // expectations' mutex held, so it must not reach the user's code: a
 // decode into T that fails is logged to the manager's Logger.
 func stateFunc[T watch.Object](inf *informer.Informer[T]) func(key string, deleting bool) objState {
+	if inf.StoreMode() == informer.StoreCompact {
+		// Its records are the store: a miss is an absent object (the
+		// decoding Store() would find the object applied since, and decode it).
+		return func(key string, deleting bool) objState { return rawState(inf.RawStore(), key, deleting) }
+	}
 	return func(key string, deleting bool) objState {
-		if r, ok := inf.RawStore().Get(key); ok {
-			st := objState{present: true, uid: string(r.GetUID())}
-			st.rv, _ = strconv.ParseUint(r.GetResourceVersion(), 10, 64)
-			if deleting {
-				m, err := r.Meta()
-				st.deleting = err == nil && m.DeletionTimestamp != nil
-			}
-			return st
-		}
 		var st objState
 		obj, ok := inf.Store().Get(key)
 		if !ok {
@@ -102,6 +99,22 @@ func stateFunc[T watch.Object](inf *informer.Informer[T]) func(key string, delet
 		}
 		return st
 	}
+}
+
+// rawState is what a compact store holds of key, read from its record
+// alone.
+func rawState(raw store.View[*watch.Raw], key string, deleting bool) objState {
+	r, ok := raw.Get(key)
+	if !ok {
+		return objState{}
+	}
+	st := objState{present: true, uid: string(r.GetUID())}
+	st.rv, _ = strconv.ParseUint(r.GetResourceVersion(), 10, 64)
+	if deleting {
+		m, err := r.Meta()
+		st.deleting = err == nil && m.DeletionTimestamp != nil
+	}
+	return st
 }
 
 // holders are the manager's caches that hold the object w wrote: those of

@@ -18,9 +18,10 @@ import (
 
 // A third reader's test of 208abcc ("the expectations read a compact
 // cache's deletionTimestamp from the metadata alone, never decoding T under
-// e.mu"). THIS TEST FAILS ON PURPOSE on the current code.
+// e.mu"). It failed on 208abcc; stateFunc now reads a compact cache's
+// records alone, a miss there being final.
 //
-// stateFunc (expect_cache.go) reads a compact cache twice: RawStore().Get,
+// stateFunc (expect_cache.go) read a compact cache twice: RawStore().Get,
 // and when that misses, Store().Get. In StoreCompact both read the same
 // raw store, and Store().Get decodes the record into T (compactView.Get ->
 // compactSide.decode), logging a failure to the manager's Logger directly
