@@ -261,6 +261,17 @@ func (inf *Informer[T]) commitLocked(repl *store.Replacement[T], rv string, dist
 	inf.stats.relists.Add(1)
 	inf.stats.touch(rv)
 	inf.stats.recovered()
+	if len(old) == 0 { // every object is new (the first list, say): added in batches
+		keys, objs := inf.store.Items()
+		for _, r := range inf.handlers {
+			r.q.addAll(keys, objs, initial)
+		}
+		inf.markSyncedLocked()
+		if inf.opts.OnApplied == nil {
+			return nil
+		}
+		return keys
+	}
 	for _, obj := range inf.store.List() {
 		key, err := inf.store.Key(obj)
 		if err != nil {

@@ -153,6 +153,15 @@ func TestHandlerQueueBurstsMatchModel(t *testing.T) {
 		case 5:
 			q.markSynced()
 			m.syncSeq, m.synced = m.nextSeq, true
+		case 6: // a replay or first list: many keys at once, some twice
+			n := rng.IntN(2*addBatch + 3)
+			ks, vs := make([]string, n), make([]*obj, n)
+			for i := range ks {
+				ks[i] = key()
+				vs[i] = o(ks[i])
+				m.add(ks[i], vs[i], true)
+			}
+			q.addAll(ks, vs, true)
 		}
 	}
 	wasBig := false
@@ -216,6 +225,9 @@ func TestHandlerQueueBurstsMatchModel(t *testing.T) {
 			}
 			check()
 		}
+		step++
+		op(6) // a late handler's replay, or a first list after the store emptied
+		check()
 		step++
 		op(5) // the list is done: synced once it is delivered
 		check()

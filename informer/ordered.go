@@ -55,6 +55,7 @@ type deliveryCounts struct {
 // the handler's goroutine (run).
 type delivery[T any] interface {
 	add(key string, obj T, initial bool)
+	addAll(keys []string, objs []T, initial bool) // add of each keys[i], objs[i]
 	update(key string, old, obj T)
 	relistUpdate(key string, old, obj T) // an update a relist computed
 	remove(key string, last, final T, unknown bool)
@@ -141,6 +142,26 @@ func (q *orderedQueue[T]) add(key string, obj T, initial bool) {
 	defer q.mu.Unlock()
 	if !q.pushLocked(pending[T]{key: key, cur: obj, curOK: true, initial: initial}) {
 		q.over.add(key, obj, initial)
+	}
+	q.signalLocked()
+}
+
+// addAll is add for many keys, under one hold of the lock per addBatch.
+func (q *orderedQueue[T]) addAll(keys []string, objs []T, initial bool) {
+	for len(keys) > 0 {
+		n := min(len(keys), addBatch)
+		q.addBatch(keys[:n], objs[:n], initial)
+		keys, objs = keys[n:], objs[n:]
+	}
+}
+
+func (q *orderedQueue[T]) addBatch(keys []string, objs []T, initial bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i, key := range keys {
+		if !q.pushLocked(pending[T]{key: key, cur: objs[i], curOK: true, initial: initial}) {
+			q.over.add(key, objs[i], initial)
+		}
 	}
 	q.signalLocked()
 }

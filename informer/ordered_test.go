@@ -271,3 +271,31 @@ func BenchmarkDelivery(b *testing.B) {
 		})
 	}
 }
+
+// TestOrderedQueueAddAllIsEachAdd: addAll delivers what an add of each
+// key in turn delivers, also past the buffer's limit (the rest coalesce
+// behind it) and over more keys than one batch.
+func TestOrderedQueueAddAllIsEachAdd(t *testing.T) {
+	for _, limit := range []int{3, 0} {
+		keys := make([]string, 2*addBatch+7)
+		objs := make([]*obj, len(keys))
+		for i := range keys {
+			keys[i] = fmt.Sprint("k", i%(addBatch+5)) // some keys twice
+			objs[i] = &obj{keys[i], strconv.Itoa(i)}
+		}
+		each, all := &recorder{}, &recorder{}
+		qe := newOrderedQueue[*obj](each, false, limit, slog.Default())
+		qa := newOrderedQueue[*obj](all, false, limit, slog.Default())
+		qe.update("k1", &obj{"k1", "a"}, &obj{"k1", "b"}) // something before
+		qa.update("k1", &obj{"k1", "a"}, &obj{"k1", "b"})
+		for i := range keys {
+			qe.add(keys[i], objs[i], true)
+		}
+		qa.addAll(keys, objs, true)
+		require.Equal(t, qe.counts(), qa.counts(), "limit %d", limit)
+		drainOrdered(qe)
+		drainOrdered(qa)
+		require.Equal(t, each.calls, all.calls, "limit %d", limit)
+		require.Equal(t, qe.counts(), qa.counts(), "limit %d", limit)
+	}
+}

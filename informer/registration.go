@@ -78,11 +78,8 @@ func (inf *Informer[T]) AddHandler(h Handler[T], opts HandlerOptions) (Registrat
 	inf.distMu.Lock()
 	defer inf.distMu.Unlock()
 	if inf.synced.Load() {
-		for _, obj := range inf.store.List() {
-			if key, err := inf.store.Key(obj); err == nil {
-				r.q.add(key, obj, true)
-			}
-		}
+		keys, objs := inf.store.Items()
+		r.q.addAll(keys, objs, true)
 		r.q.markSynced()
 	}
 	inf.handlers = append(inf.handlers, r)

@@ -256,10 +256,8 @@ func (inf *Informer[T]) restoreCommitLocked(repl *store.Replacement[T], rv strin
 		return nil
 	}
 	keys, objs := inf.store.Items()
-	for i, obj := range objs {
-		for _, r := range inf.handlers {
-			r.q.add(keys[i], obj, true)
-		}
+	for _, r := range inf.handlers {
+		r.q.addAll(keys, objs, true)
 	}
 	if inf.opts.OnApplied == nil {
 		return nil
