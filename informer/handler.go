@@ -1,10 +1,10 @@
 package informer
 
 import (
-	"slices"
 	"context"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 
