@@ -196,6 +196,31 @@ func TestStreamingListReachedDuringTheWait(t *testing.T) {
 	})
 }
 
+// TestStreamingListWaitingForItsRVEndsAtARestart: a streaming list
+// waiting for a resourceVersion the server has not reached ends, cleanly
+// and at once, when the server restarts (DropWatches), as every watch
+// does; before, it waited out the 3 s and sent its 504 after the restart.
+func TestStreamingListWaitingForItsRVEndsAtARestart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv, cur := futureServer(t, sim.Options{})
+		rec := newTimedRecorder()
+		done := make(chan struct{})
+		start := time.Now()
+		go func() {
+			defer close(done)
+			srv.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/namespaces/demo/pods?watch=1&sendInitialEvents=true"+
+				"&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion="+strconvU(cur+100), nil))
+		}()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		srv.DropWatches(false)
+		<-done
+		require.Equal(t, time.Second, time.Since(start), "the restart ends the wait")
+		require.Equal(t, http.StatusOK, rec.code)
+		require.Empty(t, rec.body.String(), "no ERROR event: the stream ends as at any restart")
+	})
+}
+
 func TestWatchFromFutureRVIsSilent(t *testing.T) {
 	const name = "watch-pods-future-rv.txt"
 	wantCode, wantHdr, wantBody := splitCapture(t, name)

@@ -105,7 +105,7 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, t target) {
 		return
 	}
 	if lq.minRV > 0 {
-		if serr := s.waitForRV(r.Context(), lq.minRV); serr != nil {
+		if serr := s.waitForRV(r.Context(), lq.minRV, nil); serr != nil {
 			writeStatus(w, serr)
 			return
 		}
@@ -119,7 +119,9 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, t target) {
 }
 
 // waitForRV waits up to Options.TooLargeWait for the server to reach rv.
-func (s *Server) waitForRV(ctx context.Context, rv uint64) *StatusError {
+// A closed restart (a watch's: see DropWatches) ends the wait with
+// errRestarted; a nil one never does.
+func (s *Server) waitForRV(ctx context.Context, rv uint64, restart <-chan struct{}) *StatusError {
 	timer := time.NewTimer(s.opts.TooLargeWait)
 	defer timer.Stop()
 	for {
@@ -137,9 +139,15 @@ func (s *Server) waitForRV(ctx context.Context, rv uint64) *StatusError {
 			return errTooLargeRV(rv, cur)
 		case <-s.stopped():
 			return errTooLargeRV(rv, cur)
+		case <-restart:
+			return errRestarted
 		}
 	}
 }
+
+// errRestarted ends a wait that a restart (DropWatches) cut short: the
+// watch ends cleanly, with no Status.
+var errRestarted = &StatusError{Status: Status{Reason: "restarted", Message: "the server restarted"}}
 
 // list takes the page under the store lock, checking the snapshot is still retained.
 func (s *Server) list(t target, lq *listQuery) (listResult, *StatusError) {

@@ -123,8 +123,9 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, t target) {
 		if !ws.start() {
 			return
 		}
-		if serr := s.waitForRV(ctx, wq.minRV); serr != nil {
-			if ctx.Err() == nil && !s.isStopped() {
+		// A restart while it waits ends the stream, as any watch's.
+		if serr := s.waitForRV(ctx, wq.minRV, restart); serr != nil {
+			if serr != errRestarted && ctx.Err() == nil && !s.isStopped() {
 				ws.writeStatusEvent(serr)
 			}
 			return
