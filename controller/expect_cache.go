@@ -83,6 +83,11 @@ func stateFunc[T watch.Object](inf *informer.Informer[T]) func(key string, delet
 		// decoding Store() would find the object applied since, and decode it).
 		return func(key string, deleting bool) objState { return rawState(inf.RawStore(), key, deleting) }
 	}
+	if raw, ok := any(inf.Store()).(store.View[*watch.Raw]); ok {
+		// A typed store of records (T is *watch.Raw): its metadata is read
+		// as a compact store's.
+		return func(key string, deleting bool) objState { return rawState(raw, key, deleting) }
+	}
 	return func(key string, deleting bool) objState {
 		var st objState
 		obj, ok := inf.Store().Get(key)

@@ -16,12 +16,13 @@ import (
 )
 
 // TestReview4StateOfARawTypedCacheSeesTheDeletionTimestamp (fourth
-// reader; FAILS ON PURPOSE on the current code): a cache of *watch.Raw is
-// StoreTyped (EffectiveStore: T is already the compact form), so
-// stateFunc takes its typed branch, which reads a deletionTimestamp only
+// reader; it failed on ae4d85a, before stateFunc read a typed store of
+// *watch.Raw as a compact one): a cache of *watch.Raw is
+// StoreTyped (EffectiveStore: T is already the compact form), and
+// stateFunc took its typed branch, which read a deletionTimestamp only
 // through GetDeletionTimestamp. *watch.Raw has none (its metadata is
 // read with Meta()), so a delete's expectation on an object a finalizer
-// keeps is never shown by this cache: it waits for the bound. rawState,
+// keeps was never shown by this cache: it waited for the bound. rawState,
 // the compact branch, reads the same record and sees it.
 func TestReview4StateOfARawTypedCacheSeesTheDeletionTimestamp(t *testing.T) {
 	h := simkit.Start(t, sim.Options{})
