@@ -258,6 +258,7 @@ func (inf *Informer[T]) commit(repl *store.Replacement[T], rv string, distrust b
 func (inf *Informer[T]) commitLocked(repl *store.Replacement[T], rv string, distrust bool) (applied []string) {
 	initial := !inf.synced.Load()
 	old := inf.store.Commit(repl, rv)
+	inf.filled = true
 	inf.stats.relists.Add(1)
 	inf.stats.touch(rv)
 	inf.stats.recovered()

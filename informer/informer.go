@@ -31,6 +31,11 @@ type Informer[T watch.Object] struct {
 	// and the live notifications neither overlap nor leave a gap.
 	distMu   sync.Mutex
 	handlers []*registration[T] // guarded by distMu
+	// filled: the store holds a list or a restored snapshot its handlers
+	// were given, so a handler added now is given the store first (even
+	// before the informer is synced: a restore's confirmation is in
+	// flight). Guarded by distMu.
+	filled bool
 
 	running atomic.Bool
 	synced  atomic.Bool

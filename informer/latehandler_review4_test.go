@@ -18,12 +18,13 @@ import (
 	"github.com/kwatch/kwatch/watch"
 )
 
-// TestReview4HandlerAddedAfterRestoreGetsTheStore (fourth reader; FAILS
-// ON PURPOSE on the current code): AddHandler promises a handler added
+// TestReview4HandlerAddedAfterRestoreGetsTheStore (fourth reader; it
+// failed on 07f149b, before AddHandler replayed a filled store whether or
+// not the informer had synced): AddHandler promises a handler added
 // while the informer runs "every object in the store as an add, then live
 // changes". A handler added after Run restored the store from a snapshot
-// but before the confirmation marked it synced is given nothing:
-// AddHandler replays the store only when inf.synced is set, the restore
+// but before the confirmation marked it synced was given nothing:
+// AddHandler replayed the store only when inf.synced was set, the restore
 // (restoreCommitLocked) queued the restored objects only to the handlers
 // registered then, and the confirmation's markSynced queues nothing. The
 // late handler's HasSynced turns true with none of the restored objects

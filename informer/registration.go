@@ -77,9 +77,11 @@ func (inf *Informer[T]) AddHandler(h Handler[T], opts HandlerOptions) (Registrat
 	defer inf.runMu.Unlock()
 	inf.distMu.Lock()
 	defer inf.distMu.Unlock()
-	if inf.synced.Load() {
+	if inf.filled {
 		keys, objs := inf.store.Items()
 		r.q.addAll(keys, objs, true)
+	}
+	if inf.synced.Load() {
 		r.q.markSynced()
 	}
 	inf.handlers = append(inf.handlers, r)

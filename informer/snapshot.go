@@ -251,6 +251,7 @@ func (inf *Informer[T]) restoreCommit(repl *store.Replacement[T], rv string) {
 // restored when there is an OnApplied to tell.
 func (inf *Informer[T]) restoreCommitLocked(repl *store.Replacement[T], rv string) []string {
 	inf.store.Commit(repl, rv)
+	inf.filled = true
 	inf.stats.touch(rv)
 	if len(inf.handlers) == 0 && inf.opts.OnApplied == nil {
 		return nil
