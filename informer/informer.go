@@ -174,7 +174,10 @@ func (inf *Informer[T]) Run(ctx context.Context) error {
 
 	st := initialState(inf.opts.ListMode)
 	if inf.snap != nil {
-		if restored, ok := inf.snap.restore(ctx); ok {
+		// A store that an earlier Run filled is at least as recent as the
+		// snapshot that Run wrote, and its handlers have been given it: it
+		// is relisted and compared, never restored over.
+		if restored, ok := inf.restoreIfEmpty(ctx); ok {
 			st = restored
 			inf.stats.restored.Store(true)
 		}
@@ -196,6 +199,18 @@ func (inf *Informer[T]) Run(ctx context.Context) error {
 		inf.snap.final()
 	}
 	return nil
+}
+
+// restoreIfEmpty restores the snapshot unless an earlier Run filled the
+// store.
+func (inf *Informer[T]) restoreIfEmpty(ctx context.Context) (state, bool) {
+	inf.distMu.Lock()
+	filled := inf.filled
+	inf.distMu.Unlock()
+	if filled {
+		return state{}, false
+	}
+	return inf.snap.restore(ctx)
 }
 
 // loop runs the protocol's state machine until ctx is done.

@@ -12,17 +12,18 @@ import (
 	"github.com/kwatch/kwatch/internal/rig/simkit"
 )
 
-// TestReview5RerunWithSnapshotAddsEveryObjectAgain (fifth reader; FAILS
-// ON PURPOSE on the current code): Run may be called again once it has
+// TestReview5RerunWithSnapshotAddsEveryObjectAgain (fifth reader; it
+// failed on da82603, before a Run restored a snapshot only into an empty
+// store): Run may be called again once it has
 // returned (running is reset, runCtx cleared; resume.go: "A new Run tries
 // again"). AddHandler promises a handler "every object in the store once
 // as an add, then live changes, with neither a gap nor an overlap". With
-// a snapshot, the second Run's snap.restore -> restoreCommitLocked queues
+// a snapshot, the second Run's snap.restore -> restoreCommitLocked queued
 // every restored object with addAll(keys, objs, true) to every handler,
 // although each of them was already given those objects: the handler
 // registered before the first Run got them from the first list, and the
 // one added between the two Runs got them from AddHandler's replay (filled
-// is still true). Both get OnAdd(obj, inInitialList=true) a second time
+// is still true). Both got OnAdd(obj, inInitialList=true) a second time
 // for every object. (Had the file been older than the store, keys in the
 // store but not in the file would also be replaced without a delete.)
 //
@@ -55,10 +56,12 @@ func TestReview5RerunWithSnapshotAddsEveryObjectAgain(t *testing.T) {
 	_, err = inf.AddHandler(between, HandlerOptions{Delivery: Ordered})
 	require.NoError(t, err)
 
-	// Run #2 on the same informer: it restores the file it wrote.
+	// Run #2 on the same informer: its store, filled by Run #1, is
+	// relisted and compared, not restored over from the file.
 	start(t, inf)
-	require.Eventually(t, func() bool { return inf.Stats().Restored }, waitLong, tick) // broken run only
-	// A marker after the restore: an Ordered handler gets it after every
+	require.Eventually(t, func() bool { return inf.Stats().Relists >= 2 }, waitLong, tick) // broken run only
+	require.False(t, inf.Stats().Restored, "a filled store is not restored over")
+	// A marker after the relist: an Ordered handler gets it after every
 	// change queued before it.
 	_, err = h.Server.PutPod(sim.Pod{Namespace: "ns", Name: "marker"})
 	require.NoError(t, err)
