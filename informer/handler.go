@@ -175,6 +175,12 @@ func (q *handlerQueue[T]) signal() {
 
 func (q *handlerQueue[T]) add(key string, obj T, initial bool) {
 	q.mu.Lock()
+	q.addLocked(key, obj, initial)
+	q.signal()
+	q.mu.Unlock()
+}
+
+func (q *handlerQueue[T]) addLocked(key string, obj T, initial bool) {
 	p, ok := q.items[key]
 	if !ok {
 		p = q.pushLocked(key)
@@ -183,8 +189,6 @@ func (q *handlerQueue[T]) add(key string, obj T, initial bool) {
 		q.merged.Add(1)
 	}
 	p.cur, p.curOK, p.resync = obj, true, false
-	q.signal()
-	q.mu.Unlock()
 }
 
 // addAll is add for many keys (a restored or replayed store, a first
@@ -192,36 +196,33 @@ func (q *handlerQueue[T]) add(key string, obj T, initial bool) {
 // handler woken, once per addBatch keys rather than once per key, and an
 // empty queue is sized for them at once.
 func (q *handlerQueue[T]) addAll(keys []string, objs []T, initial bool) {
-	for len(keys) > 0 {
-		n := min(len(keys), addBatch)
-		q.addBatch(keys[:n], objs[:n], initial)
-		keys, objs = keys[n:], objs[n:]
-	}
-}
-
-func (q *handlerQueue[T]) addBatch(keys []string, objs []T, initial bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if len(q.items) == 0 && len(q.fifo) == 0 {
-		q.fifo = slices.Grow(q.fifo, len(keys))
-	}
-	for i, key := range keys {
-		p, ok := q.items[key]
-		if !ok {
-			p = q.pushLocked(key)
-			p.initial = initial
-		} else {
-			q.merged.Add(1)
+	inBatches(keys, objs, func(keys []string, objs []T) {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		if len(q.items) == 0 && len(q.fifo) == 0 {
+			q.fifo = slices.Grow(q.fifo, len(keys))
 		}
-		p.cur, p.curOK, p.resync = objs[i], true, false
-	}
-	q.signal()
+		for i, key := range keys {
+			q.addLocked(key, objs[i], initial)
+		}
+		q.signal()
+	})
 }
 
 // addBatch is how many keys addAll adds under one hold of the queue's
 // lock: the handler's goroutine, waiting for the lock, starts on the first
 // of them while the informer adds the next.
 const addBatch = 512
+
+// inBatches calls batch for each run of up to addBatch keys and their
+// objects, in order.
+func inBatches[T any](keys []string, objs []T, batch func([]string, []T)) {
+	for len(keys) > 0 {
+		n := min(len(keys), addBatch)
+		batch(keys[:n], objs[:n])
+		keys, objs = keys[n:], objs[n:]
+	}
+}
 
 func (q *handlerQueue[T]) update(key string, old, obj T) { q.updateFrom(key, old, obj, false) }
 

@@ -148,22 +148,16 @@ func (q *orderedQueue[T]) add(key string, obj T, initial bool) {
 
 // addAll is add for many keys, under one hold of the lock per addBatch.
 func (q *orderedQueue[T]) addAll(keys []string, objs []T, initial bool) {
-	for len(keys) > 0 {
-		n := min(len(keys), addBatch)
-		q.addBatch(keys[:n], objs[:n], initial)
-		keys, objs = keys[n:], objs[n:]
-	}
-}
-
-func (q *orderedQueue[T]) addBatch(keys []string, objs []T, initial bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for i, key := range keys {
-		if !q.pushLocked(pending[T]{key: key, cur: objs[i], curOK: true, initial: initial}) {
-			q.over.add(key, objs[i], initial)
+	inBatches(keys, objs, func(keys []string, objs []T) {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		for i, key := range keys {
+			if !q.pushLocked(pending[T]{key: key, cur: objs[i], curOK: true, initial: initial}) {
+				q.over.add(key, objs[i], initial)
+			}
 		}
-	}
-	q.signalLocked()
+		q.signalLocked()
+	})
 }
 
 func (q *orderedQueue[T]) update(key string, old, obj T) { q.updateFrom(key, old, obj, false) }
