@@ -72,9 +72,10 @@ type uider interface{ GetUID() types.UID }
 
 type deletionTimed interface{ GetDeletionTimestamp() *metav1.Time }
 
-// stateFunc reads what inf holds of an object: in StoreCompact from the
-// store's records alone, never decoding T (a deletionTimestamp is read
-// from the metadata), from the typed store otherwise. It runs with the
+// stateFunc reads what inf holds of an object: in StoreCompact, and in a
+// typed store of *watch.Raw, from the records alone, never decoding T (a
+// deletionTimestamp is read from the metadata); from the typed store
+// otherwise. It runs with the
 // expectations' mutex held, so it must not reach the user's code: a
 // decode into T that fails is logged to the manager's Logger.
 func stateFunc[T watch.Object](inf *informer.Informer[T]) func(key string, deleting bool) objState {

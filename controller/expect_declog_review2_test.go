@@ -94,26 +94,8 @@ func TestReview2DecodeErrorIsLoggedWithExpectationsMuHeld(t *testing.T) {
 	require.NoError(t, h.Server.EnsureNamespace("demo"))
 	_, err := h.Server.Create("configmaps", []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"namespace":"demo","name":"target"},"data":{"a":"x"}}`))
 	require.NoError(t, err)
-	c, err := kube.NewClient(&kube.Config{Host: h.URL})
-	require.NoError(t, err)
-
-	var getE func() *expectations
-	spy := review2MuSpy{match: "could not decode", mu: &sync.Mutex{}, e: &getE, held: new([]string),
-		seen: make(chan struct{}), once: &sync.Once{}}
-	m, err := NewManager(c, ManagerOptions{Namespace: "demo", Logger: slog.New(spy)})
-	require.NoError(t, err)
-	getE = func() *expectations { return m.expect }
-	_, err = CacheIn(m, kube.Typed[*review2BadCM](kube.ConfigMaps), kube.Scope{})
-	require.NoError(t, err)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	require.Eventually(t, m.Synced, waitLongReview2, 5*time.Millisecond) // a bound on a broken run only
+	m, spy, _ := spiedManager(t, h)
+	ctx := runSynced(t, m)
 
 	require.NoError(t, h.Server.SetWatchLag("configmaps", time.Hour)) // the cache sees nothing new until released
 	_, err = h.Server.Patch("configmaps", "demo", "target", []byte(`{"data":{"b":"y"}}`))
@@ -141,3 +123,35 @@ func TestReview2DecodeErrorIsLoggedWithExpectationsMuHeld(t *testing.T) {
 }
 
 const waitLongReview2 = 30 * time.Second
+
+// spiedManager is a manager of namespace demo on h whose Logger is a
+// review2MuSpy of "could not decode", with a cache of review2BadCM.
+func spiedManager(t *testing.T, h *simkit.Harness) (*Manager, review2MuSpy, *Reader[*review2BadCM]) {
+	t.Helper()
+	c, err := kube.NewClient(&kube.Config{Host: h.URL})
+	require.NoError(t, err)
+	var getE func() *expectations
+	spy := review2MuSpy{match: "could not decode", mu: &sync.Mutex{}, e: &getE, held: new([]string),
+		seen: make(chan struct{}), once: &sync.Once{}}
+	m, err := NewManager(c, ManagerOptions{Namespace: "demo", Logger: slog.New(spy)})
+	require.NoError(t, err)
+	getE = func() *expectations { return m.expect }
+	r, err := CacheIn(m, kube.Typed[*review2BadCM](kube.ConfigMaps), kube.Scope{})
+	require.NoError(t, err)
+	return m, spy, r
+}
+
+// runSynced runs m until the test ends, waits for its first sync and
+// returns the context it runs in.
+func runSynced(t *testing.T, m *Manager) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	require.Eventually(t, m.Synced, waitLongReview2, 5*time.Millisecond) // a bound on a broken run only
+	return ctx
+}

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"context"
 	"strconv"
 	"testing"
 	"time"
@@ -11,8 +10,6 @@ import (
 
 	"github.com/kwatch/kwatch/client"
 	"github.com/kwatch/kwatch/informer"
-	"github.com/kwatch/kwatch/internal/rig/sim"
-	"github.com/kwatch/kwatch/internal/rig/simkit"
 	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/watch"
 )
@@ -26,27 +23,12 @@ func TestReview3DeleteShownInEitherStoreAndForm(t *testing.T) {
 	for _, mode := range []informer.StoreMode{informer.StoreTyped, informer.StoreCompact} {
 		for _, form := range []watch.Form{watch.FormObject, watch.FormMetadata} {
 			t.Run(mode.String()+"/"+form.String(), func(t *testing.T) {
-				h := simkit.Start(t, sim.Options{})
-				require.NoError(t, h.Server.EnsureNamespace("demo"))
-				for _, cm := range []string{
-					`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"namespace":"demo","name":"held","finalizers":["demo/keep"]}}`,
-					`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"namespace":"demo","name":"again"}}`,
-					`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"namespace":"demo","name":"plain"}}`,
-				} {
-					_, err := h.Server.Create("configmaps", []byte(cm))
-					require.NoError(t, err)
-				}
-				c, err := kube.NewClient(&kube.Config{Host: h.URL})
-				require.NoError(t, err)
+				h, c := demoConfigMaps(t, "held", "again", "plain")
 				inf, err := informer.New(informer.Options[*metav1.PartialObjectMetadata]{Client: c, Resource: kube.ConfigMaps,
 					Scope: kube.Scope{Namespace: "demo"}, Form: form, Tuning: informer.Tuning{Store: mode}})
 				require.NoError(t, err)
 				require.Equal(t, mode, inf.StoreMode())
-				ctx, cancel := context.WithCancel(context.Background())
-				done := make(chan error, 1)
-				go func() { done <- inf.Run(ctx) }()
-				t.Cleanup(func() { cancel(); <-done })
-				require.Eventually(t, inf.HasSynced, 30*time.Second, 5*time.Millisecond) // a bound on a broken run only
+				ctx := runInformer(t, inf)
 				ce := &cacheEntry{storeRV: inf.Store().ResourceVersion, state: stateFunc(inf)}
 
 				uidOf := func(name string) string {

@@ -1,12 +1,8 @@
 package controller
 
 import (
-	"context"
-	"log/slog"
 	"math"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -44,28 +40,11 @@ import (
 func TestReview3CompactStateFallbackDecodesUnderExpectationsMu(t *testing.T) {
 	h := simkit.Start(t, sim.Options{})
 	require.NoError(t, h.Server.EnsureNamespace("demo"))
-	c, err := kube.NewClient(&kube.Config{Host: h.URL})
-	require.NoError(t, err)
-
-	var getE func() *expectations
-	spy := review2MuSpy{match: "could not decode", mu: &sync.Mutex{}, e: &getE, held: new([]string),
-		seen: make(chan struct{}), once: &sync.Once{}}
-	m, err := NewManager(c, ManagerOptions{Namespace: "demo", Logger: slog.New(spy)})
-	require.NoError(t, err)
-	getE = func() *expectations { return m.expect }
-	r, err := CacheIn(m, kube.Typed[*review2BadCM](kube.ConfigMaps), kube.Scope{})
-	require.NoError(t, err)
+	m, spy, r := spiedManager(t, h)
 	require.Equal(t, informer.StoreCompact, r.inf.StoreMode())
 	entry := r.entry
 
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	require.Eventually(t, m.Synced, waitLongReview2, 5*time.Millisecond) // a bound on a broken run only
+	runSynced(t, m)
 
 	// A write no store RV reaches: shows reads state(key, false).
 	pw := &pendingWrite{ref: objRef{resKeyOf(kube.ConfigMaps), "demo/target"}, rv: math.MaxUint64}

@@ -1,16 +1,11 @@
 package controller
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kwatch/kwatch/client"
 	"github.com/kwatch/kwatch/informer"
-	"github.com/kwatch/kwatch/internal/rig/sim"
-	"github.com/kwatch/kwatch/internal/rig/simkit"
 	"github.com/kwatch/kwatch/kube"
 	"github.com/kwatch/kwatch/watch"
 )
@@ -25,27 +20,13 @@ import (
 // keeps was never shown by this cache: it waited for the bound. rawState,
 // the compact branch, reads the same record and sees it.
 func TestReview4StateOfARawTypedCacheSeesTheDeletionTimestamp(t *testing.T) {
-	h := simkit.Start(t, sim.Options{})
-	require.NoError(t, h.Server.EnsureNamespace("demo"))
-	_, err := h.Server.Create("configmaps", []byte(
-		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"namespace":"demo","name":"held","finalizers":["demo/keep"]}}`))
-	require.NoError(t, err)
-	c, err := kube.NewClient(&kube.Config{Host: h.URL})
-	require.NoError(t, err)
-	cms := client.For(c, kube.Typed[*review2Obj](kube.ConfigMaps), client.Options{})
-	require.NoError(t, cms.Delete(context.Background(), "demo", "held", client.DeleteOptions{}))
-	held, err := h.Server.Get("configmaps", "demo", "held")
-	require.NoError(t, err, "the finalizer keeps it")
-
+	h, c := demoConfigMaps(t, "held")
+	held := deleteHeld(t, h, c)
 	inf, err := informer.New(informer.Options[*watch.Raw]{Client: c, Resource: kube.ConfigMaps,
 		Scope: kube.Scope{Namespace: "demo"}})
 	require.NoError(t, err)
 	require.Equal(t, informer.StoreTyped, inf.StoreMode())
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- inf.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	require.Eventually(t, inf.HasSynced, 30*time.Second, 5*time.Millisecond) // a bound on a broken run only
+	runInformer(t, inf)
 
 	r, ok := inf.Store().Get("demo/held")
 	require.True(t, ok)

@@ -17,7 +17,7 @@ const maxHeldLogs = 64
 // (a metrics scrape reading Stats, say). Its own mutex is a leaf: nothing
 // is called while it is held.
 type heldLogs struct {
-	any     atomic.Bool // something is kept: flush, called after every event, looks here first
+	pending atomic.Bool // something is kept: flush, called after every event, looks here first
 	mu      sync.Mutex
 	recs    []heldLog
 	dropped int
@@ -32,7 +32,7 @@ type heldLog struct {
 func (h *heldLogs) add(msg string, args ...any) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.any.Store(true)
+	h.pending.Store(true)
 	if len(h.recs) == maxHeldLogs {
 		h.dropped++
 		return
@@ -43,13 +43,13 @@ func (h *heldLogs) add(msg string, args ...any) {
 // flush logs the records kept, in their order, to l. The caller holds no
 // lock of the informer's.
 func (h *heldLogs) flush(l *slog.Logger, resource string) {
-	if !h.any.Load() {
+	if !h.pending.Load() {
 		return
 	}
 	h.mu.Lock()
 	recs, dropped := h.recs, h.dropped
 	h.recs, h.dropped = nil, 0
-	h.any.Store(false)
+	h.pending.Store(false)
 	h.mu.Unlock()
 	for _, r := range recs {
 		l.Error(r.msg, r.args...)
