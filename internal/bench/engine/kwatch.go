@@ -84,9 +84,15 @@ func newKwatch[T watch.Object](cfg Config, p *probe, metaOnly bool, contentType 
 	return k, nil
 }
 
-func (k *kwatchEngine[T]) run(ctx context.Context) error { return k.inf.Run(ctx) }
-func (k *kwatchEngine[T]) synced() bool                  { return k.inf.HasSynced() }
-func (k *kwatchEngine[T]) len() int                      { return k.inf.Store().Len() }
+// run runs the informer, then logs how many objects it decoded.
+func (k *kwatchEngine[T]) run(ctx context.Context) error {
+	err := k.inf.Run(ctx)
+	s := k.inf.Stats()
+	fmt.Fprintf(os.Stderr, "bench: decodes=%d decode-errors=%d events=%d\n", s.Decodes, s.DecodeErrors, s.Events)
+	return err
+}
+func (k *kwatchEngine[T]) synced() bool { return k.inf.HasSynced() }
+func (k *kwatchEngine[T]) len() int     { return k.inf.Store().Len() }
 
 // logSink is where engine logs go: standard error, which the harness keeps
 // in a log file.
