@@ -178,8 +178,9 @@ type Request struct {
 // its body. A non-2xx answer is read (boundedly), closed and returned as a
 // *StatusError. A repeatable request answered 429 or 503 is sent again
 // after the server's Retry-After (one second when it names none), at most
-// Config.RateLimit.MaxRetries times, while ctx lasts. Every attempt waits for the
-// client's rate limit.
+// Config.RateLimit.MaxRetries times, while ctx lasts; the error of a
+// request sent more than once says how many times (StatusError.Attempts).
+// Every attempt waits for the client's rate limit.
 func (c *Client) Send(ctx context.Context, r Request) (*http.Response, error) {
 	if r.Method == "" {
 		r.Method = http.MethodGet
@@ -197,6 +198,9 @@ func (c *Client) Send(ctx context.Context, r Request) (*http.Response, error) {
 			return resp, nil
 		}
 		se := readStatus(resp)
+		if attempt > 0 {
+			se.Attempts = attempt + 1
+		}
 		if !repeatable || attempt >= c.retries || !throttled(se) {
 			return nil, se
 		}

@@ -27,6 +27,10 @@ type StatusError struct {
 	// Causes are the server's detail causes: for a 422 Invalid one per
 	// failing field, for an apply conflict one per conflicting field.
 	Causes []StatusCause
+	// Attempts is how many times Client.Send sent the request when it
+	// sent it more than once (a 429 or 503 retried): this answer is the
+	// last one's. 0 for a request sent once.
+	Attempts int
 }
 
 // StatusDetails is the object a Status is about.
@@ -60,6 +64,9 @@ func (e *StatusError) Error() string {
 	msg := e.Message
 	if msg == "" {
 		msg = http.StatusText(int(e.Code))
+	}
+	if e.Attempts > 1 {
+		msg += fmt.Sprintf(" (the answer to the last of %d attempts)", e.Attempts)
 	}
 	if e.Reason != "" {
 		return termtext.Escape(fmt.Sprintf("server answered %d %s: %s", e.Code, e.Reason, msg))

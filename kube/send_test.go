@@ -107,6 +107,21 @@ func TestSendRetriesAtMostMaxRetries(t *testing.T) {
 		require.True(t, IsTooManyRequests(err), "%v", err)
 		require.Equal(t, 3, tr.count(), "one try and two retries")
 		require.Equal(t, start.Add(time.Second), tr.times[1], "a 429 naming no wait is retried after a second")
+		var se *StatusError
+		require.ErrorAs(t, err, &se)
+		require.Equal(t, 3, se.Attempts)
+		require.Contains(t, err.Error(), "the last of 3 attempts")
+	})
+}
+
+func TestSendErrorOfOneAttemptCountsNone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := scriptedClient(t, Config{RateLimit: RateLimitConfig{QPS: -1}}, scriptedAnswer{code: 404})
+		_, err := c.Send(t.Context(), Request{Path: "/x"})
+		var se *StatusError
+		require.ErrorAs(t, err, &se)
+		require.Zero(t, se.Attempts)
+		require.NotContains(t, err.Error(), "attempts")
 	})
 }
 
