@@ -500,11 +500,19 @@ func (e *expectations) stop() {
 
 // expire ends kr's wait once the bound has passed.
 func (e *expectations) expire(kr keyRef) {
+	if after := e.expireLocking(kr); after != nil {
+		after()
+	}
+}
+
+// expireLocking is expire's part under e.mu: it returns what is left to
+// do once e.mu is released (queue the key, report a timeout), or nil.
+func (e *expectations) expireLocking(kr keyRef) (after func()) {
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	kw := e.keys[kr]
 	if kw == nil {
-		e.mu.Unlock()
-		return
+		return nil
 	}
 	if left := time.Until(kw.last.Add(e.timeout)); kw.dueLocked(time.Now()) && left > 0 {
 		// A write of unknown outcome is due to be read: the worker that
@@ -513,33 +521,33 @@ func (e *expectations) expire(kr keyRef) {
 		// shard, the controller stops).
 		add := kw.add
 		kw.timer = time.AfterFunc(left, func() { e.expire(kr) })
-		e.mu.Unlock()
-		if add != nil {
-			add(kr.key)
-		}
-		return
+		return queueKey(add, kr.key)
 	}
 	if add := kw.add; e.settleLocked(kr, kw) {
 		// Shown without an event of the object (a bookmark passed it):
 		// no observed call queued the parked key.
-		e.mu.Unlock()
-		if add != nil {
-			add(kr.key)
-		}
-		return
+		return queueKey(add, kr.key)
 	}
 	if left := time.Until(kw.last.Add(e.timeout)); left > 0 { // a later write moved the bound
 		kw.timer = time.AfterFunc(kw.wakeLocked(left), func() { e.expire(kr) })
-		e.mu.Unlock()
-		return
+		return nil
 	}
 	add := kw.add
 	report := e.expireLocked(kr, kw)
-	e.mu.Unlock()
-	report()
-	if add != nil {
-		add(kr.key)
+	return func() {
+		report()
+		if add != nil {
+			add(kr.key)
+		}
 	}
+}
+
+// queueKey returns the call that queues key with add, nil without an add.
+func queueKey(add func(Key), key Key) func() {
+	if add == nil {
+		return nil
+	}
+	return func() { add(key) }
 }
 
 // expireLocked gives up on kr's writes: forgotten, and counted and
