@@ -28,48 +28,58 @@ import (
 // lagged serves h with every watch response's bytes held back for d: the
 // cache lags the server by d, as behind a slow API server's watch cache.
 func lagged(h http.Handler, d *atomic.Int64) http.Handler {
+	return heldBy(h, func() <-chan struct{} {
+		ch := make(chan struct{})
+		time.AfterFunc(time.Duration(d.Load()), func() { close(ch) })
+		return ch
+	})
+}
+
+// heldBy serves h with each watch response's bytes passed on, in order,
+// once the channel hold returned when they were written is closed.
+func heldBy(h http.Handler, hold func() <-chan struct{}) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Query().Get("watch") != "true" && r.URL.Query().Get("watch") != "1" {
+		if q := r.URL.Query().Get("watch"); q != "true" && q != "1" {
 			h.ServeHTTP(w, r)
 			return
 		}
-		lw := &lagWriter{ResponseWriter: w, d: d, ch: make(chan lagChunk, 1<<16)}
+		hw := &heldWriter{ResponseWriter: w, hold: hold, ch: make(chan heldChunk, 1<<16)}
 		done := make(chan struct{})
-		go func() { defer close(done); lw.pump(r.Context()) }()
-		h.ServeHTTP(lw, r)
-		close(lw.ch)
+		go func() { defer close(done); hw.pump(r.Context()) }()
+		h.ServeHTTP(hw, r)
+		close(hw.ch)
 		<-done
 	})
 }
 
-type lagChunk struct {
-	at time.Time
-	b  []byte
+type heldChunk struct {
+	until <-chan struct{}
+	b     []byte
 }
 
-type lagWriter struct {
+type heldWriter struct {
 	http.ResponseWriter
-	d  *atomic.Int64 // the lag, as a time.Duration
-	ch chan lagChunk
+	hold func() <-chan struct{}
+	ch   chan heldChunk
 }
 
-func (l *lagWriter) Write(p []byte) (int, error) {
-	l.ch <- lagChunk{time.Now().Add(time.Duration(l.d.Load())), append([]byte(nil), p...)}
+func (w *heldWriter) Write(p []byte) (int, error) {
+	w.ch <- heldChunk{w.hold(), append([]byte(nil), p...)}
 	return len(p), nil
 }
 
-// Flush is the pump's: it flushes each chunk when it sends it.
-func (l *lagWriter) Flush() {}
+// Flush is the pump's: it flushes each chunk when it passes it on.
+func (w *heldWriter) Flush() {}
 
-func (l *lagWriter) pump(ctx context.Context) {
-	f, _ := l.ResponseWriter.(http.Flusher)
-	for c := range l.ch {
+func (w *heldWriter) pump(ctx context.Context) {
+	f, _ := w.ResponseWriter.(http.Flusher)
+	for c := range w.ch {
 		select {
-		case <-time.After(time.Until(c.at)):
+		case <-c.until:
 		case <-ctx.Done():
 			continue // the client went away: drain
 		}
-		if _, err := l.ResponseWriter.Write(c.b); err != nil {
+		if _, err := w.ResponseWriter.Write(c.b); err != nil {
 			continue // the client went away: drain
 		}
 		if f != nil {

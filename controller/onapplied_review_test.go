@@ -127,53 +127,8 @@ func (g *heldWatches) gate() <-chan struct{} {
 	return g.open
 }
 
-type heldChunk struct {
-	gate <-chan struct{}
-	b    []byte
-}
-
-type heldWriter struct {
-	http.ResponseWriter
-	g  *heldWatches
-	ch chan heldChunk
-}
-
-func (w *heldWriter) Write(p []byte) (int, error) {
-	w.ch <- heldChunk{w.g.gate(), append([]byte(nil), p...)}
-	return len(p), nil
-}
-
-// Flush is the pump's: it flushes each chunk when it passes it on.
-func (w *heldWriter) Flush() {}
-
-func (w *heldWriter) pump(ctx context.Context) {
-	f, _ := w.ResponseWriter.(http.Flusher)
-	for c := range w.ch {
-		select {
-		case <-c.gate:
-		case <-ctx.Done():
-			continue // the client went away: drain
-		}
-		if _, err := w.ResponseWriter.Write(c.b); err != nil {
-			continue
-		}
-		if f != nil {
-			f.Flush()
-		}
-	}
-}
-
 func (g *heldWatches) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if q := r.URL.Query().Get("watch"); q != "true" && q != "1" {
-		g.h.ServeHTTP(w, r)
-		return
-	}
-	hw := &heldWriter{ResponseWriter: w, g: g, ch: make(chan heldChunk, 1<<16)}
-	done := make(chan struct{})
-	go func() { defer close(done); hw.pump(r.Context()) }()
-	g.h.ServeHTTP(hw, r)
-	close(hw.ch)
-	<-done
+	heldBy(g.h, g.gate).ServeHTTP(w, r)
 }
 
 // TestReviewOnAppliedLockCycleWithLockingProvider: a reconcile writes
