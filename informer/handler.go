@@ -135,6 +135,14 @@ type handlerQueue[T any] struct {
 	// later change of their key, or an add cancelled by its delete.
 	merged atomic.Uint64
 	log    *slog.Logger
+
+	// filling counts the addAll calls adding their keys, for which they
+	// sized items and the FIFO: a drain between batches keeps that
+	// storage. Guarded by mu.
+	filling int
+	// slab holds the pending entries addAll allocated for its current
+	// batch, taken by pushLocked; nil outside a batch. Guarded by mu.
+	slab []pending[T]
 }
 
 func newHandlerQueue[T any](h Handler[T], resync bool, log *slog.Logger) *handlerQueue[T] {
@@ -142,8 +150,14 @@ func newHandlerQueue[T any](h Handler[T], resync bool, log *slog.Logger) *handle
 }
 
 func (q *handlerQueue[T]) pushLocked(key string) *pending[T] {
+	var p *pending[T]
+	if n := len(q.slab); n > 0 {
+		p, q.slab = &q.slab[0], q.slab[1:]
+	} else {
+		p = new(pending[T])
+	}
 	q.nextSeq++
-	p := &pending[T]{key: key, seq: q.nextSeq}
+	p.key, p.seq = key, q.nextSeq
 	q.items[key] = p
 	q.reclaimLocked()
 	q.fifo = append(q.fifo, fifoEntry{key: key, seq: p.seq})
@@ -196,17 +210,38 @@ func (q *handlerQueue[T]) addLocked(key string, obj T, initial bool) {
 // handler woken, once per addBatch keys rather than once per key, and an
 // empty queue is sized for them at once.
 func (q *handlerQueue[T]) addAll(keys []string, objs []T, initial bool) {
+	q.mu.Lock()
+	if len(q.items) == 0 && len(q.fifo) == 0 {
+		q.items = make(map[string]*pending[T], len(keys))
+		q.fifo = slices.Grow(q.fifo, len(keys))
+	}
+	q.filling++
+	q.mu.Unlock()
+	defer q.doneFilling()
 	inBatches(keys, objs, func(keys []string, objs []T) {
 		q.mu.Lock()
 		defer q.mu.Unlock()
-		if len(q.items) == 0 && len(q.fifo) == 0 {
-			q.fifo = slices.Grow(q.fifo, len(keys))
-		}
+		// The keys' pending entries, one allocation for the batch: it is
+		// kept while any of them waits, at most addBatch entries' worth.
+		q.slab = make([]pending[T], len(keys))
 		for i, key := range keys {
 			q.addLocked(key, objs[i], initial)
 		}
+		q.slab = nil
 		q.signal()
 	})
+}
+
+// doneFilling ends an addAll: the storage it sized is given back as a
+// drain would, if the handler took every key while it was filling (the
+// drain then kept it).
+func (q *handlerQueue[T]) doneFilling() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.filling--
+	if len(q.items) == 0 && q.head == len(q.fifo) {
+		q.drainedLocked()
+	}
 }
 
 // addBatch is how many keys addAll adds under one hold of the queue's
@@ -343,7 +378,9 @@ func (q *handlerQueue[T]) pop() (pending[T], bool) {
 			q.drainedLocked()
 		}
 		q.backlog.Store(int64(len(q.items)))
-		return *p, true
+		taken := *p
+		*p = pending[T]{} // an addAll slab keeps no objects it delivered
+		return taken, true
 	}
 	q.drainedLocked()
 	return pending[T]{}, false
@@ -360,7 +397,7 @@ const keptBacklog = 256
 // hold its start's peak for good. The next burst grows them again, at O(1)
 // amortized cost per key.
 func (q *handlerQueue[T]) drainedLocked() {
-	if cap(q.fifo) > keptBacklog && len(q.items) == 0 {
+	if cap(q.fifo) > keptBacklog && len(q.items) == 0 && q.filling == 0 {
 		q.fifo, q.head, q.items = nil, 0, map[string]*pending[T]{}
 		return
 	}

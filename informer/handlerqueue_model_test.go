@@ -376,3 +376,37 @@ func TestHandlerQueueConcurrentBursts(t *testing.T) {
 	require.Empty(t, hq.items)
 	require.LessOrEqual(t, cap(hq.fifo), keptBacklog, "the idle queue keeps a burst's FIFO")
 }
+
+// TestAddAllKeepsItsStorageUntilDone: the map and FIFO an addAll sized for
+// its keys survive a drain between its batches (the handler keeping up
+// with them), and are given back once the last addAll is done with every
+// key delivered, so a burst neither regrows them batch by batch nor keeps
+// them once idle.
+func TestAddAllKeepsItsStorageUntilDone(t *testing.T) {
+	keys := make([]string, 3*addBatch)
+	objs := make([]*obj, len(keys))
+	for i := range keys {
+		keys[i] = fmt.Sprint("k", i)
+		objs[i] = &obj{keys[i], "1"}
+	}
+	drain := func(q *handlerQueue[*obj]) (n int) {
+		for {
+			if _, ok := q.pop(); !ok {
+				return n
+			}
+			n++
+		}
+	}
+	q := newHandlerQueue[*obj](HandlerFuncs[*obj]{}, false, slog.Default())
+	q.filling++ // another addAll still filling
+	q.addAll(keys, objs, true)
+	require.Equal(t, len(keys), drain(q))
+	require.GreaterOrEqual(t, cap(q.fifo), len(keys), "drained while filling: the sized FIFO is kept")
+	q.doneFilling()
+	require.Zero(t, cap(q.fifo), "the last addAll done, the drained queue gives its storage back")
+	require.Empty(t, q.items)
+
+	q.addAll(keys, objs, true)
+	require.Equal(t, len(keys), drain(q))
+	require.Zero(t, cap(q.fifo), "drained after its addAll: given back at once")
+}
