@@ -296,6 +296,7 @@ func (q *handlerQueue[T]) remove(key string, last, final T, unknown bool) {
 		// Added and deleted before the handler saw it: nothing to say.
 		q.merged.Add(2)
 		delete(q.items, key)
+		*p = pending[T]{} // an addAll slab keeps no object of a cancelled add
 		q.compactLocked()
 		q.signal()
 		q.mu.Unlock()
