@@ -2,9 +2,13 @@ package client_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
 
@@ -110,3 +114,46 @@ func recordingConfigMaps(t *testing.T, handler http.HandlerFunc) (*client.Client
 	c := base.WithWriteRecorder(func(_ context.Context, w kube.Written) { *told = append(*told, w) })
 	return client.For(c, kube.Typed[*ConfigMap](configMaps), client.Options{}), told
 }
+
+// TestRetriedWriteAfterA503IsUncertain: a guarded update the server
+// answered 503 (which it may have done all the same), which the client
+// sent again after the Retry-After and which the server then refused
+// with a 409 (as it would refuse it once the first attempt had changed
+// the version), is of unknown outcome; after a 429 (not processed) the
+// refusal is the outcome.
+func TestRetriedWriteAfterA503IsUncertain(t *testing.T) {
+	for _, first := range []int{http.StatusServiceUnavailable, http.StatusTooManyRequests} {
+		t.Run(strconv.Itoa(first), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				answers := []string{status(first, "Busy", "try again"), status(http.StatusConflict, "Conflict", "the object has been modified")}
+				codes := []int{first, http.StatusConflict}
+				var sent int
+				rt := roundTripper(func(r *http.Request) (*http.Response, error) {
+					i := min(sent, len(answers)-1)
+					sent++
+					h := http.Header{"Content-Type": {"application/json"}, "Retry-After": {"1"}}
+					return &http.Response{StatusCode: codes[i], Header: h, Body: io.NopCloser(strings.NewReader(answers[i])), Request: r}, nil
+				})
+				base, err := kube.NewClient(&kube.Config{Host: "http://api", HTTP: kube.HTTPConfig{Transport: rt}, RateLimit: kube.RateLimitConfig{QPS: -1}})
+				require.NoError(t, err)
+				var told []kube.Written
+				c := base.WithWriteRecorder(func(_ context.Context, w kube.Written) { told = append(told, w) })
+				cms := client.For(c, kube.Typed[*ConfigMap](configMaps), client.Options{})
+				obj := cm("a", nil)
+				obj.ResourceVersion = "5"
+				_, err = cms.Update(t.Context(), obj, client.UpdateOptions{})
+				require.True(t, kube.IsConflict(err), "%v", err)
+				require.Equal(t, 2, sent, "the first answer was retried")
+				if first == http.StatusTooManyRequests {
+					require.Empty(t, told)
+					return
+				}
+				require.Equal(t, []kube.Written{{Resource: configMaps, Namespace: "demo", Name: "a", Uncertain: true}}, told)
+			})
+		})
+	}
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -189,6 +189,7 @@ func (c *Client) Send(ctx context.Context, r Request) (*http.Response, error) {
 		return nil, errors.New("kube: Request.ContentType is empty for a request with a body")
 	}
 	repeatable := !r.NoRetry && (r.Repeatable || r.Method == http.MethodGet || r.Method == http.MethodHead)
+	earlierUnknown := false
 	for attempt := 0; ; attempt++ {
 		resp, err := c.send(ctx, &r)
 		if err != nil {
@@ -199,11 +200,12 @@ func (c *Client) Send(ctx context.Context, r Request) (*http.Response, error) {
 		}
 		se := readStatus(resp)
 		if attempt > 0 {
-			se.Attempts = attempt + 1
+			se.Attempts, se.EarlierOutcomeUnknown = attempt+1, earlierUnknown
 		}
 		if !repeatable || attempt >= c.retries || !throttled(se) {
 			return nil, se
 		}
+		earlierUnknown = earlierUnknown || OutcomeUnknown(int(se.Code))
 		if err := c.limit.pause(ctx, retryDelay(se)); err != nil {
 			return nil, se
 		}

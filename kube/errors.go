@@ -31,6 +31,11 @@ type StatusError struct {
 	// sent it more than once (a 429 or 503 retried): this answer is the
 	// last one's. 0 for a request sent once.
 	Attempts int
+	// EarlierOutcomeUnknown: an earlier attempt was answered with a code
+	// after which the server may have done the request all the same (a
+	// 503: OutcomeUnknown), so a write's outcome is unknown whatever this
+	// answer says (AnswerOutcomeUnknown).
+	EarlierOutcomeUnknown bool
 }
 
 // StatusDetails is the object a Status is about.

@@ -48,8 +48,11 @@ func OutcomeUnknown(code int) bool {
 }
 
 // AnswerOutcomeUnknown reports whether a write (method, the HTTP verb)
-// the server answered with se may still be done: OutcomeUnknown(se.Code),
-// but for the one 500 that says a create, update or patch was refused
+// the server answered with se may still be done: when an earlier attempt
+// of it may have been (se.EarlierOutcomeUnknown: a 503 that Client.Send
+// retried, whose attempt the server may have done before a later one was
+// refused, say with a 409 of the version that attempt wrote), or
+// OutcomeUnknown(se.Code), but for the one 500 that says a create, update or patch was refused
 // before anything was stored, an admission webhook that could not be
 // called under failurePolicy Fail. The API server calls admission webhooks
 // before it writes to storage, and answers that failure as InternalError
@@ -67,6 +70,9 @@ func OutcomeUnknown(code int) bool {
 // a conversion webhook's failure: the answer's conversion runs after the
 // write is stored.
 func AnswerOutcomeUnknown(method string, se *StatusError) bool {
+	if se.EarlierOutcomeUnknown {
+		return true
+	}
 	if !OutcomeUnknown(int(se.Code)) {
 		return false
 	}

@@ -114,6 +114,28 @@ func TestSendRetriesAtMostMaxRetries(t *testing.T) {
 	})
 }
 
+// TestSendSaysAnEarlierAttemptMayBeDone: the error of a request retried
+// after a 503 (which the server may have done all the same) says so, and
+// is of unknown outcome for a write whatever the last answer; after a 429
+// (not processed) the last answer is the outcome.
+func TestSendSaysAnEarlierAttemptMayBeDone(t *testing.T) {
+	for _, tt := range []struct {
+		first   scriptedAnswer
+		unknown bool
+	}{{scriptedAnswer{code: 503, retryAfter: "1"}, true}, {scriptedAnswer{code: 429}, false}} {
+		synctest.Test(t, func(t *testing.T) {
+			c, tr := scriptedClient(t, Config{RateLimit: RateLimitConfig{QPS: -1}}, tt.first, scriptedAnswer{code: 404})
+			_, err := c.Send(t.Context(), Request{Method: "DELETE", Path: "/x", Repeatable: true})
+			require.Equal(t, 2, tr.count())
+			var se *StatusError
+			require.ErrorAs(t, err, &se)
+			require.Equal(t, 404, int(se.Code))
+			require.Equal(t, tt.unknown, se.EarlierOutcomeUnknown, "after a %d", tt.first.code)
+			require.Equal(t, tt.unknown, AnswerOutcomeUnknown("DELETE", se))
+		})
+	}
+}
+
 func TestSendErrorOfOneAttemptCountsNone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c, _ := scriptedClient(t, Config{RateLimit: RateLimitConfig{QPS: -1}}, scriptedAnswer{code: 404})
