@@ -167,12 +167,17 @@ func (r *Client[T]) do(ctx context.Context, cl call) (T, error) {
 // uncertain tells the client's WriteRecorder of a write that failed with
 // err when the server may have done it all the same (see
 // kube.Written.Uncertain): a failure with no answer, or one of
-// kube.AnswerOutcomeUnknown.
+// kube.AnswerOutcomeUnknown. A write a WriteInterceptor refused before
+// any attempt of it was sent (kube.IsFenced, no answer) is not told.
 func (r *Client[T]) uncertain(ctx context.Context, cl call, err error) {
-	if cl.method == http.MethodGet || cl.query.Get("dryRun") != "" || kube.IsFenced(err) {
+	if cl.method == http.MethodGet || cl.query.Get("dryRun") != "" {
 		return
 	}
-	if se, ok := kube.AsStatus(err); ok && !kube.AnswerOutcomeUnknown(cl.method, se) {
+	se, answered := kube.AsStatus(err)
+	if kube.IsFenced(err) && !answered {
+		return // refused before it was ever sent
+	}
+	if answered && !kube.AnswerOutcomeUnknown(cl.method, se) {
 		return // the server's answer: not done
 	}
 	r.c.RecordWrite(ctx, kube.Written{Resource: r.res, Namespace: cl.ns, Name: cl.name,

@@ -180,7 +180,9 @@ type Request struct {
 // after the server's Retry-After (one second when it names none), at most
 // Config.RateLimit.MaxRetries times, while ctx lasts; the error of a
 // request sent more than once says how many times (StatusError.Attempts).
-// Every attempt waits for the client's rate limit.
+// A retry that fails to be sent at all (no connection, refused by a
+// WriteInterceptor) returns an error wrapping both the last answer and
+// that failure. Every attempt waits for the client's rate limit.
 func (c *Client) Send(ctx context.Context, r Request) (*http.Response, error) {
 	if r.Method == "" {
 		r.Method = http.MethodGet
@@ -190,9 +192,15 @@ func (c *Client) Send(ctx context.Context, r Request) (*http.Response, error) {
 	}
 	repeatable := !r.NoRetry && (r.Repeatable || r.Method == http.MethodGet || r.Method == http.MethodHead)
 	earlierUnknown := false
+	var last *StatusError // the answer of the attempt before this one, if retried
 	for attempt := 0; ; attempt++ {
 		resp, err := c.send(ctx, &r)
 		if err != nil {
+			if last != nil {
+				// The server answered an earlier attempt: that answer
+				// (kube.AsStatus finds it) says what may have been done.
+				return nil, fmt.Errorf("%w; sending it again: %w", last, err)
+			}
 			return nil, err
 		}
 		if resp.StatusCode/100 == 2 {
@@ -206,6 +214,7 @@ func (c *Client) Send(ctx context.Context, r Request) (*http.Response, error) {
 			return nil, se
 		}
 		earlierUnknown = earlierUnknown || OutcomeUnknown(int(se.Code))
+		last = se
 		if err := c.limit.pause(ctx, retryDelay(se)); err != nil {
 			return nil, se
 		}
