@@ -26,6 +26,7 @@ func writeCases() []Case {
 		{Name: "write/dry-run-leaves-no-trace", Run: testWriteDryRun},
 		{Name: "write/invalid-is-422", Run: testWriteInvalid},
 		{Name: "write/scale-subresource", Run: testWriteScale},
+		{Name: "write/retried-after-a-503-is-uncertain", Run: testRetriedAfter503IsUncertain},
 	}
 }
 
