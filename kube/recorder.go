@@ -52,9 +52,9 @@ func OutcomeUnknown(code int) bool {
 // of it may have been (se.EarlierOutcomeUnknown: a 503 that Client.Send
 // retried, whose attempt the server may have done before a later one was
 // refused, say with a 409 of the version that attempt wrote), or
-// OutcomeUnknown(se.Code), but for the one 500 that says a create, update or patch was refused
-// before anything was stored, an admission webhook that could not be
-// called under failurePolicy Fail. The API server calls admission webhooks
+// OutcomeUnknown(se.Code), but for the one 500 that says a create, update
+// or patch was refused before anything was stored, an admission webhook
+// that could not be called under failurePolicy Fail. The API server calls admission webhooks
 // before it writes to storage, and answers that failure as InternalError
 // with the message "Internal error occurred: failed calling webhook
 // <name>: ..." (captured from kube-apiserver by the conformance suite's
