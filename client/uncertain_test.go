@@ -125,25 +125,10 @@ func TestRetriedWriteAfterA503IsUncertain(t *testing.T) {
 	for _, first := range []int{http.StatusServiceUnavailable, http.StatusTooManyRequests} {
 		t.Run(strconv.Itoa(first), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				answers := []string{status(first, "Busy", "try again"), status(http.StatusConflict, "Conflict", "the object has been modified")}
-				codes := []int{first, http.StatusConflict}
-				var sent int
-				rt := roundTripper(func(r *http.Request) (*http.Response, error) {
-					i := min(sent, len(answers)-1)
-					sent++
-					h := http.Header{"Content-Type": {"application/json"}, "Retry-After": {"1"}}
-					return &http.Response{StatusCode: codes[i], Header: h, Body: io.NopCloser(strings.NewReader(answers[i])), Request: r}, nil
-				})
-				base, err := kube.NewClient(&kube.Config{Host: "http://api", HTTP: kube.HTTPConfig{Transport: rt}, RateLimit: kube.RateLimitConfig{QPS: -1}})
-				require.NoError(t, err)
-				var told []kube.Written
-				c := base.WithWriteRecorder(func(_ context.Context, w kube.Written) { told = append(told, w) })
-				cms := client.For(c, kube.Typed[*ConfigMap](configMaps), client.Options{})
-				obj := cm("a", nil)
-				obj.ResourceVersion = "5"
-				_, err = cms.Update(t.Context(), obj, client.UpdateOptions{})
+				rt := &scriptedAnswers{codes: []int{first, http.StatusConflict}}
+				told, err := guardedUpdate(t, rt, nil)
 				require.True(t, kube.IsConflict(err), "%v", err)
-				require.Equal(t, 2, sent, "the first answer was retried")
+				require.Equal(t, 2, rt.sent, "the first answer was retried")
 				if first == http.StatusTooManyRequests {
 					require.Empty(t, told)
 					return
@@ -154,6 +139,35 @@ func TestRetriedWriteAfterA503IsUncertain(t *testing.T) {
 	}
 }
 
-type roundTripper func(*http.Request) (*http.Response, error)
+// scriptedAnswers answers the requests sent through it with a Status of
+// each code in turn, the last one again once they run out, each with a
+// Retry-After of one second; sent counts the requests.
+type scriptedAnswers struct {
+	codes []int
+	sent  int
+}
 
-func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+func (s *scriptedAnswers) RoundTrip(r *http.Request) (*http.Response, error) {
+	code := s.codes[min(s.sent, len(s.codes)-1)]
+	s.sent++
+	body := status(code, http.StatusText(code), "scripted")
+	h := http.Header{"Content-Type": {"application/json"}, "Retry-After": {"1"}}
+	return &http.Response{StatusCode: code, Header: h, Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+}
+
+// guardedUpdate sends an update of ConfigMap demo/a at resourceVersion 5
+// through rt, and through wi when it is not nil, and returns what the
+// client's WriteRecorder was told and the update's error.
+func guardedUpdate(t *testing.T, rt http.RoundTripper, wi kube.WriteInterceptor) ([]kube.Written, error) {
+	base, err := kube.NewClient(&kube.Config{Host: "http://api", HTTP: kube.HTTPConfig{Transport: rt}, RateLimit: kube.RateLimitConfig{QPS: -1}})
+	require.NoError(t, err)
+	if wi != nil {
+		base = base.WithWriteInterceptor(wi)
+	}
+	var told []kube.Written
+	c := base.WithWriteRecorder(func(_ context.Context, w kube.Written) { told = append(told, w) })
+	obj := cm("a", nil)
+	obj.ResourceVersion = "5"
+	_, err = client.For(c, kube.Typed[*ConfigMap](configMaps), client.Options{}).Update(t.Context(), obj, client.UpdateOptions{})
+	return told, err
+}
