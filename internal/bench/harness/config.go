@@ -44,12 +44,13 @@ type Config struct {
 	// accept the engine flags of cmd/bench.
 	Exe string
 	// ProfileDir, when set, receives CPU profiles of each row's first run
-	// (sync and throughput phases).
+	// (sync, throughput and latency phases, and the restart's sync).
 	ProfileDir string
 	// TraceDir, when set, receives runtime traces of TracePhases (default:
 	// the latency phase) of each row's first run: the engine's,
 	// <row>-<pods>-<phase>.trace, and the harness's own (it hosts the
-	// servers), <row>-<pods>-<phase>-harness.trace.
+	// servers), <row>-<pods>-<phase>-harness.trace. When the sync phase is
+	// traced, so is the restarted process's: <row>-<pods>-restart-sync.trace.
 	TraceDir    string
 	TracePhases []string
 	// EngineEnv is added to every engine's environment (for example
