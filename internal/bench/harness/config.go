@@ -6,6 +6,7 @@ package harness
 
 import (
 	"io"
+	"path/filepath"
 	"time"
 
 	"github.com/kwatch/kwatch/internal/bench/report"
@@ -178,6 +179,16 @@ func TuningRows() []Row {
 		{Name: "kwatch-paged-5000", Engine: "kwatch", ListMode: "paged", PageSize: 5000, Kwatch: true, SyncOnly: true, Versus: []string{"client-go-paged"}},
 		{Name: "kwatch-proto-nointern", Engine: "kwatch-proto-nointern", Kwatch: true, Proto: true, Versus: []string{"client-go-proto"}},
 	}
+}
+
+// tracePrefix is the path prefix of the traces of an engine process named
+// name in run, or "" when that process is not traced (no TraceDir, or not
+// the first run).
+func (cfg *Config) tracePrefix(name string, run int) string {
+	if cfg.TraceDir == "" || run != 0 {
+		return ""
+	}
+	return filepath.Join(cfg.TraceDir, name)
 }
 
 // tracePhases are the phases TraceDir traces: TracePhases, or the latency

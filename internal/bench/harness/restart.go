@@ -82,10 +82,7 @@ func restart(ctx context.Context, cfg *Config, row Row, be *backend, pods, run i
 			return err
 		}
 	}
-	var tracePrefix string // the restart's sync phase is traced as the first process's is
-	if cfg.TraceDir != "" && run == 0 {
-		tracePrefix = filepath.Join(cfg.TraceDir, fmt.Sprintf("%s-%d-restart", row.Name, pods))
-	}
+	tracePrefix := cfg.tracePrefix(fmt.Sprintf("%s-%d-restart", row.Name, pods), run)
 	p, err := startProc(cfg.Exe, engineArgs(cfg, row, be.url, tracePrefix), append(slices.Clone(cfg.EngineEnv), row.Env...), cfg.LogDir,
 		fmt.Sprintf("%s-%d-run%d-restart.log", row.Name, pods, run))
 	if err != nil {

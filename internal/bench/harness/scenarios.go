@@ -270,10 +270,7 @@ func settle() error {
 // runEngine runs every scenario of row against be in one engine process.
 func runEngine(ctx context.Context, cfg *Config, row Row, be *backend, pods, run int) (engineRun, error) {
 	logName := fmt.Sprintf("%s-%d-run%d.log", row.Name, pods, run)
-	var tracePrefix string
-	if cfg.TraceDir != "" && run == 0 {
-		tracePrefix = filepath.Join(cfg.TraceDir, fmt.Sprintf("%s-%d", row.Name, pods))
-	}
+	tracePrefix := cfg.tracePrefix(fmt.Sprintf("%s-%d", row.Name, pods), run)
 	p, err := startProc(cfg.Exe, engineArgs(cfg, row, be.url, tracePrefix),
 		append(slices.Clone(cfg.EngineEnv), row.Env...), cfg.LogDir, logName)
 	if err != nil {
