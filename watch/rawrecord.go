@@ -198,7 +198,7 @@ func (rd *recordReader) uvarint(what, part string) uint64 {
 		return 0
 	}
 	v, n := binary.Uvarint(rd.b[rd.i:])
-	if n <= 0 {
+	if n <= 0 || overlong(rd.b[rd.i:], n) {
 		rd.err = fmt.Errorf("record's %s%s is cut or malformed", what, part)
 		return 0
 	}
@@ -206,12 +206,18 @@ func (rd *recordReader) uvarint(what, part string) uint64 {
 	return v
 }
 
+// overlong reports whether the varint of n bytes at the start of b is
+// longer than it needs to be (a last byte of zero after a continuation
+// byte, as 0x80 0x00 for 0). A record is written with minimal varints, so
+// such a one is malformed: accepted, it would be written back otherwise.
+func overlong(b []byte, n int) bool { return n > 1 && b[n-1] == 0 }
+
 func (rd *recordReader) varint(what string) int64 {
 	if rd.err != nil {
 		return 0
 	}
 	v, n := binary.Varint(rd.b[rd.i:])
-	if n <= 0 {
+	if n <= 0 || overlong(rd.b[rd.i:], n) {
 		rd.err = fmt.Errorf("record's %s is cut or malformed", what)
 		return 0
 	}
