@@ -18,8 +18,9 @@ type chunkReader struct {
 	src  io.Reader
 	buf  []byte // the current chunk; buf[pos:] is read but not consumed
 	pos  int
-	left int64 // bytes of src not yet read into a chunk
-	err  error // the error that ended the source, returned once buf is used up
+	left int64       // bytes of src not yet read into a chunk
+	err  error       // the error that ended the source, returned once buf is used up
+	pre  *prefaulter // where chunks of chunkSize come from while it has some; nil when it has none
 }
 
 func newChunkReader(src io.Reader, size int64) *chunkReader {
@@ -46,7 +47,7 @@ func (c *chunkReader) fill(n int) error {
 	}
 	if c.pos+n > cap(c.buf) {
 		size := int(min(int64(max(n, chunkSize)), int64(have)+c.left))
-		next := make([]byte, have, size)
+		next := c.chunk(size)[:have]
 		copy(next, c.buf[c.pos:])
 		c.buf, c.pos = next, 0
 	}
@@ -67,6 +68,18 @@ func (c *chunkReader) fill(n int) error {
 		return c.err
 	}
 	return nil
+}
+
+// chunk returns an empty chunk of capacity size: the prefaulter's next one
+// when size is chunkSize and it has one left, otherwise a new one.
+func (c *chunkReader) chunk(size int) []byte {
+	if c.pre != nil && size == chunkSize {
+		if b := c.pre.next(); b != nil {
+			return b
+		}
+		c.pre = nil
+	}
+	return make([]byte, 0, size)
 }
 
 // ReadByte consumes one byte.

@@ -38,16 +38,28 @@ func (r *Reader) Records(each func(Record) error) error {
 	if each == nil {
 		return fmt.Errorf("snapfile %s: Records needs a function to call", r.d.path)
 	}
+	return r.records(each, newPrefaulter(r.d.r.left))
+}
+
+// records is Records, taking its chunks from pre while it has some.
+func (r *Reader) records(each func(Record) error, pre *prefaulter) error {
 	batches := make(chan recordBatch, batchesAhead)
 	stop := make(chan struct{})
 	read := make(chan error, 1)
+	r.d.r.pre = pre
+	go pre.run(stop)
 	go func() {
 		defer close(batches)
 		read <- r.readRecords(batches, stop)
 	}()
 	var once sync.Once
 	halt := func() { once.Do(func() { close(stop) }) }
-	defer halt() // also when each panics: the reader must not wait for ever
+	// Also when each panics: neither the reader nor the prefaulter may
+	// wait for ever. The halt comes first, so that the prefaulter stops
+	// and the drain ends; a reader still running after a panic then gets
+	// no more chunks from it and allocates its own.
+	defer pre.drain()
+	defer halt()
 	var err error
 	for b := range batches {
 		for i := 0; err == nil && i < len(b.recs); i++ {
