@@ -177,9 +177,12 @@ func TestHugeLengths(t *testing.T) {
 		{"data over MaxRecordSize", craft(rawHeader(t, 1), rec(1, "k", 8, "12345678"), 1), ReadOptions{MaxRecordSize: 7}, "8 is over ReadOptions.MaxRecordSize (7)"},
 		{"key over MaxKeyLen", craft(rawHeader(t, 1), rec(3, "k/k", 0, ""), 1), ReadOptions{MaxKeyLen: 2}, "3 is over ReadOptions.MaxKeyLen (2)"},
 		{"varint overflow", craft(rawHeader(t, 1), []byte("\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f"), 1), ReadOptions{}, "varint overflows 64 bits"},
+		{"overlong key length", craft(rawHeader(t, 1), append([]byte{0x81, 0x00}, rec(0, "k", 0, "")[1:]...), 1), ReadOptions{}, "a key length: varint is longer than its value needs"},
+		{"overlong data length", craft(rawHeader(t, 1), append(rec(1, "k", 0, "")[:2], 0x80, 0x00), 1), ReadOptions{}, "a data length: varint is longer than its value needs"},
 		{"key not UTF-8", craft(rawHeader(t, 1), rec(2, "\xc3\x28", 0, ""), 1), ReadOptions{}, "record 0: key is not valid UTF-8"},
 		{"trailer count", craft(rawHeader(t, 1), rec(1, "k", 0, ""), 2), ReadOptions{}, "trailer counts 2 records, header 1"},
 		{"header not UTF-8", craft(append([]byte{2, 0xc3, 0x28}, rawHeader(t, 0)[1:]...), nil, 0), ReadOptions{}, "header group: not valid UTF-8"},
+		{"header length overlong", craft(append([]byte{0x80, 0x00}, rawHeader(t, 0)[1:]...), nil, 0), ReadOptions{}, "header group: bad length"},
 		{"header too long", craft(append(rawHeader(t, 0), 0), nil, 0), ReadOptions{}, "1 unexpected bytes at the end of the header"},
 	}
 	for _, tt := range tests {

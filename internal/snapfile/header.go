@@ -153,7 +153,7 @@ func decodeHeader(b []byte, base int64) (Header, *CorruptError) {
 	}
 	for i, s := range h.headerStrings() {
 		n, k := binary.Uvarint(b[off:])
-		if k <= 0 {
+		if k <= 0 || overlong(b[off:], k) {
 			return h, bad("header " + headerFieldNames[i] + ": bad length")
 		}
 		off += k
@@ -168,13 +168,13 @@ func decodeHeader(b []byte, base int64) (Header, *CorruptError) {
 		off += int(n)
 	}
 	nanos, k := binary.Varint(b[off:])
-	if k <= 0 {
+	if k <= 0 || overlong(b[off:], k) {
 		return h, bad("header created time: bad varint")
 	}
 	off += k
 	h.Created = time.Unix(0, nanos).UTC()
 	count, k := binary.Uvarint(b[off:])
-	if k <= 0 {
+	if k <= 0 || overlong(b[off:], k) {
 		return h, bad("header count: bad varint")
 	}
 	off += k
@@ -187,3 +187,8 @@ func decodeHeader(b []byte, base int64) (Header, *CorruptError) {
 	}
 	return h, nil
 }
+
+// overlong reports whether the varint of k bytes at the start of b is
+// longer than its value needs (it ends in a 0 byte), as rawUvarint refuses
+// one.
+func overlong(b []byte, k int) bool { return k > 1 && b[k-1] == 0 }

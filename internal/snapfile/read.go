@@ -260,11 +260,17 @@ func (d *decoder) uvarint(what string) (uint64, error) {
 	return v, nil
 }
 
-// errOverflow is a varint of more than 64 bits.
-var errOverflow = errors.New("varint overflows 64 bits")
+// Varints the decoder refuses: one of more than 64 bits, and one longer
+// than it needs to be (its last byte is 0), which no writer of the format
+// writes and which would give one file's number two spellings.
+var (
+	errOverflow = errors.New("varint overflows 64 bits")
+	errOverlong = errors.New("varint is longer than its value needs")
+)
 
 // rawUvarint is binary.ReadUvarint, written out to tell an overflow apart
-// from a read error without matching an unexported error.
+// from a read error without matching an unexported error, and to refuse an
+// overlong varint.
 func (d *decoder) rawUvarint() (uint64, error) {
 	var v uint64
 	for i := 0; ; i++ {
@@ -277,6 +283,9 @@ func (d *decoder) rawUvarint() (uint64, error) {
 		}
 		v |= uint64(c&0x7f) << (7 * i)
 		if c < 0x80 {
+			if c == 0 && i > 0 {
+				return 0, errOverlong
+			}
 			return v, nil
 		}
 	}
@@ -313,12 +322,12 @@ func (d *decoder) take(n int, what string) ([]byte, error) {
 }
 
 // readErr turns a read error at off into a *CorruptError for a short file
-// or an overlong varint, or names the file in an I/O error.
+// or a varint it refuses, or names the file in an I/O error.
 func (d *decoder) readErr(off int64, what string, err error) error {
 	switch {
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 		return d.corrupt(off, "truncated in "+what)
-	case errors.Is(err, errOverflow):
+	case errors.Is(err, errOverflow), errors.Is(err, errOverlong):
 		return d.corrupt(off, what+": "+err.Error())
 	}
 	return fmt.Errorf("snapfile %s: reading %s at byte %d: %w", d.path, what, off, err)
