@@ -12,13 +12,15 @@
 //     (WriteOptions.BytesPerSecond).
 //   - Reading streams, in chunks of 256 KiB (or one record, when larger)
 //     read by the kernel into place: a record's Data is its bytes in the
-//     chunk, copied nowhere else. Memory is what the caller keeps, plus one
-//     chunk, and every length read from the file is checked against the
-//     bytes left in it and against ReadOptions' limits before anything is
-//     allocated. A truncated, corrupt or foreign file gets an error naming
-//     the file and what was wrong (ErrNotSnapshot, *VersionError,
-//     *CorruptError with the offset, *LimitError with the limit), never a
-//     panic.
+//     chunk, copied nowhere else. Resident memory is what the caller
+//     keeps, plus at most 17 chunks: the chunks for the file's size (which
+//     MaxFileSize bounds) are allocated when Records starts, and a
+//     goroutine of their own faults their pages in just ahead of the read.
+//     Every length read from the file is checked against the bytes left in
+//     it and against ReadOptions' limits before anything is allocated for
+//     it. A truncated, corrupt or foreign file gets an error naming the
+//     file and what was wrong (ErrNotSnapshot, *VersionError, *CorruptError
+//     with the offset, *LimitError with the limit), never a panic.
 //   - The checksum covers every byte before it, header included, and is
 //     verified at the end: records reach the caller before the file is
 //     known good. Stage them and commit only when Read (or Records) returns

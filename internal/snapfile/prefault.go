@@ -22,20 +22,24 @@ import "os"
 //
 // The memory is what the records take anyway. At most prefaultAhead
 // chunks are resident ahead of the reader, so a file that turns out to be
-// damaged early costs no more than that beyond what was read; the chunks
-// allocated and never faulted cost no memory but address space.
+// damaged early costs no more than that beyond what was read. The chunks
+// allocated and never handed out (after damage, or when records larger
+// than a chunk took chunks of their own) cost no resident memory, only
+// heap that is garbage once Records returns; until then the heap counts
+// them (as a GOMEMLIMIT does), as it would the records of the whole file.
 type prefaulter struct {
 	chunks [][]byte    // allocated, in the order they are handed out; owned by run
 	ready  chan []byte // chunks faulted in, empty, capacity chunkSize; closed when run ends
 }
 
-// prefaultAhead is how many faulted chunks (4 MiB) may wait for the reader.
+// prefaultAhead is how many chunks (4 MiB) may be resident ahead of the
+// reader: those waiting in ready and the one run is faulting in.
 const prefaultAhead = 16
 
 // newPrefaulter allocates the chunks that size bytes of records fill: the
 // last, shorter, chunk is the reader's to size when it needs it.
 func newPrefaulter(size int64) *prefaulter {
-	p := &prefaulter{chunks: make([][]byte, size/chunkSize), ready: make(chan []byte, prefaultAhead)}
+	p := &prefaulter{chunks: make([][]byte, size/chunkSize), ready: make(chan []byte, prefaultAhead-1)}
 	for i := range p.chunks {
 		p.chunks[i] = make([]byte, chunkSize)
 	}
@@ -47,6 +51,11 @@ func newPrefaulter(size int64) *prefaulter {
 func (p *prefaulter) run(stop <-chan struct{}) {
 	defer close(p.ready)
 	for i, c := range p.chunks {
+		select {
+		case <-stop: // seen before the fault: a send below may still win over a closed stop
+			return
+		default:
+		}
 		p.chunks[i] = nil
 		fault(c)
 		select {

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"sync/atomic"
 	"testing"
+	"testing/iotest"
 	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
@@ -45,10 +48,11 @@ func TestManyChunksFromThePrefaulter(t *testing.T) {
 	}
 }
 
-// TestPrefaulterEndsWithRecords: however Records ends early (each's
-// error, a panic in each, damage), it returns only once the prefaulter,
-// which then still had chunks to hand out, has ended: the bubble would
-// end in a deadlock with it blocked on its next chunk.
+// TestPrefaulterEndsWithRecords: however Records ends (each's error,
+// damage, an I/O error, the end of the file), the prefaulter, which then
+// still had chunks to hand out, has ended when it returns, its chunks
+// drained; the bubble would also end in a deadlock with it blocked on its
+// next chunk.
 func TestPrefaulterEndsWithRecords(t *testing.T) {
 	recs := bigRecords(4 * prefaultAhead)
 	b := encodeBytes(t, testHeader(len(recs)), recs)
@@ -57,28 +61,85 @@ func TestPrefaulterEndsWithRecords(t *testing.T) {
 	require.Positive(t, at)
 	damaged[at] = 0xff
 	errStop := errors.New("stop")
+	errDisk := errors.New("disk")
 	for _, tc := range []struct {
 		name string
-		file []byte
+		src  io.Reader
 		each func(Record) error
-		want string
+		want string // in the error, "" for none
 	}{
-		{"each fails", b, func(Record) error { return errStop }, "stop"},
-		{"damage", damaged, func(Record) error { return nil }, "record 3: key is not valid UTF-8"},
+		{"each fails", bytes.NewReader(b), func(Record) error { return errStop }, "stop"},
+		{"damage", bytes.NewReader(damaged), func(Record) error { return nil }, "record 3: key is not valid UTF-8"},
+		{"I/O error", io.MultiReader(bytes.NewReader(b[:len(b)/3]), iotest.ErrReader(errDisk)), func(Record) error { return nil }, "disk"},
+		{"end of the file", bytes.NewReader(b), func(Record) error { return nil }, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				_, _, err := decodeEach(tc.file, tc.each)
-				require.ErrorContains(t, err, tc.want)
+				opts, _ := ReadOptions{}.withDefaults()
+				r, err := newReader("mem", tc.src, int64(len(b)), opts)
+				require.NoError(t, err)
+				pre := newPrefaulter(r.d.r.left)
+				err = r.records(tc.each, pre)
+				if tc.want == "" {
+					require.NoError(t, err)
+				} else {
+					require.ErrorContains(t, err, tc.want)
+				}
+				select {
+				case c, open := <-pre.ready:
+					require.False(t, open, "a chunk was left in the prefaulter (%d bytes)", cap(c))
+				default:
+					t.Fatal("the prefaulter was still running when Records returned")
+				}
 			})
 		})
 	}
-	t.Run("each panics", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
+}
+
+// TestEachPanicWaitsForTheReader: when each panics, Records unwinds only
+// once its reader has ended, even when the reader is blocked reading
+// (here on a source that blocks until released): nothing reads the file
+// after Records is gone. The helper goroutine looks, once everything else
+// is blocked, whether the panic got out before the reader was released.
+func TestEachPanicWaitsForTheReader(t *testing.T) {
+	recs := make([]Record, 2000)
+	for i := range recs {
+		recs[i] = Record{Key: fmt.Sprintf("ns/r%d", i), Data: bytes.Repeat([]byte{byte(i)}, 4096)}
+	}
+	b := encodeBytes(t, testHeader(len(recs)), recs)
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		src := &blockingReader{r: bytes.NewReader(b), after: 6, release: release}
+		var unwound atomic.Bool
+		early := make(chan bool, 1)
+		go func() {
+			synctest.Wait() // the reader blocked on its 7th read, the panicking goroutine wherever it waits
+			early <- unwound.Load()
+			close(release)
+		}()
+		func() {
 			defer func() { require.Equal(t, "boom", recover()) }()
-			_, _, _ = decodeEach(b, func(Record) error { panic("boom") })
-		})
+			_, _, _ = decodeEachFrom(src, int64(len(b)), func(Record) error { panic("boom") })
+		}()
+		unwound.Store(true)
+		require.False(t, <-early, "the panic left Records while its reader was still reading")
 	})
+}
+
+// blockingReader reads from r, its read after the first after blocking
+// until release is closed.
+type blockingReader struct {
+	r       io.Reader
+	after   int
+	reads   int
+	release <-chan struct{}
+}
+
+func (b *blockingReader) Read(p []byte) (int, error) {
+	if b.reads++; b.reads > b.after {
+		<-b.release
+	}
+	return b.r.Read(p)
 }
 
 // TestPrefaulterStops: a prefaulter hands out its chunks in order, empty
@@ -104,10 +165,27 @@ func TestPrefaulterStops(t *testing.T) {
 		stop := make(chan struct{})
 		go p.run(stop)
 		require.NotNil(t, p.next())
-		synctest.Wait() // the prefaulter is blocked with prefaultAhead chunks ready
+		synctest.Wait() // the prefaulter is blocked with its chunks ahead faulted in
+		taken := 0
+		for _, c := range p.chunks {
+			if c == nil {
+				taken++
+			}
+		}
+		require.Equal(t, 1+prefaultAhead, taken, "one chunk handed out, prefaultAhead faulted in ahead of the reader")
 		close(stop)
 		p.drain()
 		require.NotNil(t, p.chunks[len(p.chunks)-1], "a stopped prefaulter handed out every chunk")
+	})
+
+	synctest.Test(t, func(t *testing.T) {
+		p := newPrefaulter(4 * chunkSize)
+		stop := make(chan struct{})
+		close(stop)
+		p.run(stop)
+		for i, c := range p.chunks {
+			require.NotNil(t, c, "chunk %d was faulted in after the stop", i)
+		}
 	})
 }
 

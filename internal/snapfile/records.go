@@ -54,12 +54,19 @@ func (r *Reader) records(each func(Record) error, pre *prefaulter) error {
 	}()
 	var once sync.Once
 	halt := func() { once.Do(func() { close(stop) }) }
-	// Also when each panics: neither the reader nor the prefaulter may
-	// wait for ever. The halt comes first, so that the prefaulter stops
-	// and the drain ends; a reader still running after a panic then gets
-	// no more chunks from it and allocates its own.
-	defer pre.drain()
-	defer halt()
+	// Also when each panics (or calls runtime.Goexit), Records returns only
+	// once both goroutines have ended: the halt stops them, the reader at
+	// its next batch (taken and dropped here, up to its closing batches)
+	// and the prefaulter at its next chunk (drained once the reader, its
+	// other receiver, is gone). Chunks the prefaulter never handed out are
+	// then garbage.
+	defer func() {
+		halt()
+		for range batches {
+		}
+		pre.drain()
+		r.d.r.pre = nil
+	}()
 	var err error
 	for b := range batches {
 		for i := 0; err == nil && i < len(b.recs); i++ {

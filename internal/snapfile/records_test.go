@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"testing"
 	"testing/synctest"
 
@@ -60,8 +61,13 @@ func TestEachPanicLetsTheReaderGo(t *testing.T) {
 
 // decodeEach reads a snapshot from memory with each.
 func decodeEach(b []byte, each func(Record) error) (Header, []Record, error) {
+	return decodeEachFrom(bytes.NewReader(b), int64(len(b)), each)
+}
+
+// decodeEachFrom reads a snapshot of size bytes from src with each.
+func decodeEachFrom(src io.Reader, size int64, each func(Record) error) (Header, []Record, error) {
 	opts, _ := ReadOptions{}.withDefaults()
-	r, err := newReader("mem", bytes.NewReader(b), int64(len(b)), opts)
+	r, err := newReader("mem", src, size, opts)
 	if err != nil {
 		return Header{}, nil, err
 	}
