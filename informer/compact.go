@@ -248,16 +248,19 @@ func (c *compactSide[T]) stats() Stats {
 func (c *compactSide[T]) run(ctx context.Context) error { return c.raw.Run(ctx) }
 
 // handler adapts h to the Raw informer: a KeyHandler gets keys as they
-// are; any other handler gets the objects decoded, through the cache.
-func (c *compactSide[T]) handler(h Handler[T]) Handler[*watch.Raw] {
+// are; any other handler gets the objects decoded, through the cache, the
+// old object of an update only without noOld (HandlerOptions.NoOld).
+func (c *compactSide[T]) handler(h Handler[T], noOld bool) Handler[*watch.Raw] {
 	if kc, ok := h.(keyChangeReceiver); ok {
 		return KeyChangeHandler[*watch.Raw](kc.onKeyChange)
 	}
 	if kr, ok := h.(keyReceiver); ok {
 		return KeyHandler[*watch.Raw](kr.onKey)
 	}
-	c.decoders.Add(1)
-	return &decodingHandler[T]{h: h, c: c, given: map[string]*watch.Raw{}}
+	if !noOld {
+		c.decoders.Add(1)
+	}
+	return &decodingHandler[T]{h: h, c: c, noOld: noOld, given: map[string]*watch.Raw{}}
 }
 
 // decodingHandler decodes a compact store's objects for a typed handler,
@@ -273,15 +276,18 @@ func (c *compactSide[T]) handler(h Handler[T]) Handler[*watch.Raw] {
 //
 // It relies on decoding being a function of the bytes: a version that does
 // not decode now did not when it was delivered, and one that decodes was
-// given to the handler.
+// given to the handler. So an update's old version, the one delivered
+// last, was given unless given says otherwise, and with noOld it need not
+// be decoded to know.
 type decodingHandler[T watch.Object] struct {
-	h Handler[T]
-	c *compactSide[T]
+	h     Handler[T]
+	c     *compactSide[T]
+	noOld bool // updates come with the zero T as old (HandlerOptions.NoOld)
 	// given holds, for each key whose newest delivered version did not
-	// decode, the last version the handler was given. Keys whose newest
-	// version decoded are not in it, so it holds at most the objects that
-	// do not decode. The informer calls a handler from one goroutine at a
-	// time (Handler), so it needs no lock.
+	// decode, the last version the handler was given, or nil when it was
+	// given none. Keys whose newest version decoded are not in it, so it
+	// holds at most the objects that do not decode. The informer calls a
+	// handler from one goroutine at a time (Handler), so it needs no lock.
 	given map[string]*watch.Raw
 }
 
@@ -299,14 +305,12 @@ func (d *decodingHandler[T]) onChange(p pending[*watch.Raw]) {
 func (d *decodingHandler[T]) upsert(p pending[*watch.Raw]) {
 	obj, err := d.c.decode(p.cur)
 	if err != nil {
-		if _, held := d.given[p.key]; !held && p.oldOK {
-			if _, err := d.c.decode(p.old); err == nil {
-				d.given[p.key] = p.old
-			}
+		if _, held := d.given[p.key]; !held {
+			d.given[p.key] = d.lastDecoded(p)
 		}
 		return
 	}
-	prev, ok := d.lastGiven(p)
+	prev, ok := d.lastGiven(p, !d.noOld)
 	delete(d.given, p.key)
 	if !ok {
 		d.h.OnAdd(obj, p.initial)
@@ -319,13 +323,25 @@ func (d *decodingHandler[T]) upsert(p pending[*watch.Raw]) {
 	d.h.OnUpdate(prev, obj)
 }
 
+// lastDecoded is p's old version if it decodes (the handler was given
+// it), else nil.
+func (d *decodingHandler[T]) lastDecoded(p pending[*watch.Raw]) *watch.Raw {
+	if !p.oldOK {
+		return nil
+	}
+	if _, err := d.c.decode(p.old); err != nil {
+		return nil
+	}
+	return p.old
+}
+
 func (d *decodingHandler[T]) remove(p pending[*watch.Raw]) {
 	if obj, err := d.c.decode(p.cur); err == nil {
 		delete(d.given, p.key)
 		d.h.OnDelete(obj, p.unknown)
 		return
 	}
-	last, ok := d.lastGiven(p)
+	last, ok := d.lastGiven(p, true)
 	delete(d.given, p.key)
 	if ok {
 		d.h.OnDelete(last, true)
@@ -333,15 +349,19 @@ func (d *decodingHandler[T]) remove(p pending[*watch.Raw]) {
 	// Otherwise the handler was never given the object: nothing to take back.
 }
 
-// lastGiven is the version of p's object the handler was last given, if any.
-func (d *decodingHandler[T]) lastGiven(p pending[*watch.Raw]) (T, bool) {
+// lastGiven reports whether the handler was given a version of p's object
+// and returns it decoded when decoded is set (else the zero T).
+func (d *decodingHandler[T]) lastGiven(p pending[*watch.Raw], decoded bool) (T, bool) {
+	var zero T
 	r, held := d.given[p.key]
-	if !held {
-		if !p.oldOK {
-			var zero T
-			return zero, false
-		}
+	switch {
+	case !held && !p.oldOK, held && r == nil:
+		return zero, false
+	case !held:
 		r = p.old
+	}
+	if !decoded {
+		return zero, true
 	}
 	obj, err := d.c.decode(r)
 	return obj, err == nil

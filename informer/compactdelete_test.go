@@ -2,6 +2,7 @@ package informer
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -22,7 +23,8 @@ func badPodJSON(name, rv string) string {
 // given, its next update starts from that one, and a delete always reaches
 // it: with the final state when that decodes, else with the last version
 // it was given and finalStateUnknown set. A handler that never saw the
-// object gets nothing. With either delivery.
+// object gets nothing. With either delivery, and with HandlerOptions.NoOld,
+// which knows what the handler was given without decoding it.
 func TestCompactHandlerGetsEveryDelete(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -61,8 +63,12 @@ func TestCompactHandlerGetsEveryDelete(t *testing.T) {
 			[]string{"add ns/a@5 initial", "delete ns/a@5 unknown"}},
 	}
 	for _, tt := range tests {
-		for _, d := range []Delivery{Coalesce, Ordered} {
-			t.Run(fmt.Sprintf("%s/delivery=%d", tt.name, d), func(t *testing.T) {
+		for _, c := range []struct {
+			d     Delivery
+			noOld bool
+		}{{Coalesce, false}, {Ordered, false}, {Coalesce, true}, {Ordered, true}} {
+			d := c.d
+			t.Run(fmt.Sprintf("%s/delivery=%d/noOld=%t", tt.name, d, c.noOld), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					n := &testutil.MemNet{}
 					rec := &recorderT{}
@@ -78,12 +84,18 @@ func TestCompactHandlerGetsEveryDelete(t *testing.T) {
 					opts.Store = StoreCompact
 					inf, err := New(opts)
 					require.NoError(t, err)
-					_, err = inf.AddHandler(rec, HandlerOptions{Delivery: d})
+					_, err = inf.AddHandler(rec, HandlerOptions{Delivery: d, NoOld: c.noOld})
 					require.NoError(t, err)
 					start(t, inf)
 					time.Sleep(time.Minute)
 					synctest.Wait()
-					require.Equal(t, tt.want, rec.get())
+					want := slices.Clone(tt.want)
+					for i, s := range want {
+						if c.noOld {
+							want[i] = oldRV.ReplaceAllString(s, "@_->")
+						}
+					}
+					require.Equal(t, want, rec.get())
 				})
 			})
 		}

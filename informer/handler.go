@@ -483,6 +483,39 @@ func KeyHandler[T watch.Object](enqueue func(key string)) Handler[T] {
 // keyReceiver is a handler that wants only the store key of each change.
 type keyReceiver interface{ onKey(key string) }
 
+// withoutOld adapts h to HandlerOptions.NoOld in a typed store: its
+// updates come with the zero T as old. A handler given keys is left as it
+// is.
+func withoutOld[T any](h Handler[T]) Handler[T] {
+	switch h.(type) {
+	case keyReceiver, keyChangeReceiver, changeReceiver[T]:
+		return h
+	}
+	return noOldHandler[T]{h}
+}
+
+// noOldHandler is withoutOld's Handler.
+type noOldHandler[T any] struct{ h Handler[T] }
+
+func (n noOldHandler[T]) OnAdd(obj T, initial bool)    { n.h.OnAdd(obj, initial) }
+func (n noOldHandler[T]) OnDelete(obj T, unknown bool) { n.h.OnDelete(obj, unknown) }
+
+func (n noOldHandler[T]) OnUpdate(_, obj T) {
+	var zero T
+	n.h.OnUpdate(zero, obj)
+}
+
+// OnRelistUpdate keeps what h tells apart: RelistUpdater's call if it is
+// one, else OnUpdate.
+func (n noOldHandler[T]) OnRelistUpdate(_, obj T) {
+	var zero T
+	if rh, ok := n.h.(RelistUpdater[T]); ok {
+		rh.OnRelistUpdate(zero, obj)
+		return
+	}
+	n.h.OnUpdate(zero, obj)
+}
+
 // changeReceiver is a handler that wants the whole change: its key, and
 // for a delete the version the handler last saw beside the final state
 // (the compact store's decodingHandler, which needs it when the final

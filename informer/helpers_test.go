@@ -216,8 +216,14 @@ func (r *recorderT) OnAdd(p *testPod, initial bool) {
 	}
 	r.log(s)
 }
+
+// OnUpdate writes an old object of nil (HandlerOptions.NoOld) as "_".
 func (r *recorderT) OnUpdate(old, new *testPod) {
-	r.log("update " + key(new) + "@" + old.ResourceVersion + "->" + new.ResourceVersion)
+	from := "_"
+	if old != nil {
+		from = old.ResourceVersion
+	}
+	r.log("update " + key(new) + "@" + from + "->" + new.ResourceVersion)
 }
 func (r *recorderT) OnDelete(p *testPod, unknown bool) {
 	s := "delete " + key(p) + "@" + p.ResourceVersion
