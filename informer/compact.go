@@ -38,7 +38,8 @@ const (
 	//   - Handlers: a KeyHandler never decodes; a raw handler (AddRawHandler)
 	//     gets old and new metadata at once and decodes (Decode) only the
 	//     object it asks for; any other handler decodes the objects it is
-	//     given. All decodes go through the cache a reconcile's Get uses.
+	//     given, an update's old one too unless it was added with
+	//     HandlerOptions.NoOld. All decodes go through the cache a reconcile's Get uses.
 	//   - Indexes: the namespace index and RawIndexers read metadata only;
 	//     Indexers and a custom Key decode each object version they see.
 	//   - An object that does not decode into T is found on read: Get

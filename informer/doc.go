@@ -68,7 +68,9 @@
 //     encoded them, decoded on read through a cache of decoded objects
 //     sized by use (StoreCompact, the default: a fraction of the memory
 //     and of the garbage collector's work; a KeyHandler never decodes; a
-//     repeated List of unchanged objects decodes nothing), or decoded into
+//     handler added with HandlerOptions.NoOld decodes only the new object
+//     of an update; a repeated List of unchanged objects decodes
+//     nothing), or decoded into
 //     T on arrival (StoreTyped, which the default picks by itself for a
 //     Transform or a Table). compact.go says what else changes. Objects
 //     from either store are shared: a reader or handler may keep them and

@@ -47,7 +47,7 @@ type informerEngine interface {
 // Engines names every engine a process can run.
 var Engines = []string{
 	"kwatch", "kwatch-proto", "kwatch-proto-nointern", "kwatch-slim", "kwatch-meta",
-	"client-go", "client-go-proto", EngineCompact, EngineCompactRead, EngineWireLimit,
+	"client-go", "client-go-proto", EngineProtoNoOld, EngineCompact, EngineCompactRead, EngineWireLimit,
 }
 
 // newEngine builds the engine cfg names, reporting to p.
@@ -57,6 +57,8 @@ func newEngine(cfg Config, p *probe) (informerEngine, error) {
 		return newKwatch[*podFull](cfg, p, false, kube.ContentTypeJSON)
 	case "kwatch-proto":
 		return newKwatch[*podFull](cfg, p, false, kube.ContentTypeProtobuf)
+	case EngineProtoNoOld:
+		return newKwatchNoOld(cfg, p)
 	case "kwatch-proto-nointern":
 		return newKwatch[*podFull](cfg, p, false, kube.ContentTypeProtobuf+";nointern")
 	case "kwatch-slim":

@@ -48,6 +48,20 @@ type kwatchEngine[T watch.Object] struct {
 }
 
 func newKwatch[T watch.Object](cfg Config, p *probe, metaOnly bool, contentType string) (informerEngine, error) {
+	return newKwatchHandler[T](cfg, p, metaOnly, contentType, informer.HandlerOptions{})
+}
+
+// EngineProtoNoOld is kwatch-proto with HandlerOptions.NoOld: its handler,
+// which reads only the new object of an update, says so, and the compact
+// store does not decode the old one.
+const EngineProtoNoOld = "kwatch-proto-noold"
+
+func newKwatchNoOld(cfg Config, p *probe) (informerEngine, error) {
+	return newKwatchHandler[*podFull](cfg, p, false, kube.ContentTypeProtobuf, informer.HandlerOptions{NoOld: true})
+}
+
+// newKwatchHandler is newKwatch with the handler's options ho.
+func newKwatchHandler[T watch.Object](cfg Config, p *probe, metaOnly bool, contentType string, ho informer.HandlerOptions) (informerEngine, error) {
 	ct, noIntern := strings.CutSuffix(contentType, ";nointern")
 	c, err := kube.NewClient(&kube.Config{Host: cfg.Host, Encoding: kube.EncodingConfig{ContentType: ct, NoProtobufIntern: noIntern}})
 	if err != nil {
@@ -77,7 +91,7 @@ func newKwatch[T watch.Object](cfg Config, p *probe, metaOnly bool, contentType 
 	k.hold.reg, err = inf.AddHandler(informer.HandlerFuncs[T]{
 		AddFunc:    func(T, bool) { p.add() },
 		UpdateFunc: func(_, obj T) { k.hold.update(p, obj.GetAnnotations()) },
-	}, informer.HandlerOptions{})
+	}, ho)
 	if err != nil {
 		return nil, err
 	}

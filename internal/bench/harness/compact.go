@@ -14,6 +14,9 @@ func CompactRows() []Row {
 		{Name: "kwatch-compact-read", Engine: engine.EngineCompactRead, Kwatch: true, Proto: true, Main: true,
 			Versus:   []string{"client-go-proto", "client-go"},
 			Headline: "compact store, a consumer that reads every changed object as *corev1.Pod, vs client-go's default (protobuf)"},
+		{Name: "kwatch-proto-noold", Engine: engine.EngineProtoNoOld, Kwatch: true, Proto: true, Main: true,
+			Versus:   []string{"client-go-proto"},
+			Headline: "kwatch's default informer, a handler given *corev1.Pod that says it reads no old object (HandlerOptions.NoOld), vs client-go's default (protobuf)"},
 		// The loopback limit the key-only consumer is held to (issue 25):
 		// the same watch read and framed, nothing decoded.
 		{Name: "wire-limit", Engine: engine.EngineWireLimit, Proto: true, Main: true, ThroughputOnly: true},
