@@ -84,9 +84,10 @@ type compactSide[T watch.Object] struct {
 	codec *watch.RawCodec[T]
 	cache *decodeCache[T]
 	key   store.KeyFunc[T] // nil: the Raw's own metadata key
-	// decoders counts the handlers given decoded objects: while there is
-	// one, a replaced version may still be delivered as an update's old
-	// object, so its decode stays cached until evicted.
+	// decoders counts the handlers that may be given a replaced version:
+	// as an update's old object, or, Ordered, as a change not reached yet.
+	// While there is one, a replaced version's decode stays cached until
+	// evicted.
 	decoders atomic.Int64
 	decodes  atomic.Int64
 	errs     atomic.Int64
@@ -248,20 +249,23 @@ func (c *compactSide[T]) stats() Stats {
 // run runs the inner informer.
 func (c *compactSide[T]) run(ctx context.Context) error { return c.raw.Run(ctx) }
 
-// handler adapts h to the Raw informer: a KeyHandler gets keys as they
-// are; any other handler gets the objects decoded, through the cache, the
-// old object of an update only without noOld (HandlerOptions.NoOld).
-func (c *compactSide[T]) handler(h Handler[T], noOld bool) Handler[*watch.Raw] {
+// handler adapts h, added with opts, to the Raw informer: a KeyHandler
+// gets keys as they are; any other handler gets the objects decoded,
+// through the cache, the old object of an update only without
+// HandlerOptions.NoOld.
+func (c *compactSide[T]) handler(h Handler[T], opts HandlerOptions) Handler[*watch.Raw] {
 	if kc, ok := h.(keyChangeReceiver); ok {
 		return KeyChangeHandler[*watch.Raw](kc.onKeyChange)
 	}
 	if kr, ok := h.(keyReceiver); ok {
 		return KeyHandler[*watch.Raw](kr.onKey)
 	}
-	if !noOld {
+	if !opts.NoOld || opts.Delivery == Ordered {
+		// An Ordered handler is also given replaced versions as the new
+		// object of a change it has not reached yet.
 		c.decoders.Add(1)
 	}
-	return &decodingHandler[T]{h: h, c: c, noOld: noOld, given: map[string]*watch.Raw{}}
+	return &decodingHandler[T]{h: h, c: c, noOld: opts.NoOld, given: map[string]*watch.Raw{}}
 }
 
 // decodingHandler decodes a compact store's objects for a typed handler,
@@ -337,17 +341,22 @@ func (d *decodingHandler[T]) lastDecoded(p pending[*watch.Raw]) *watch.Raw {
 }
 
 func (d *decodingHandler[T]) remove(p pending[*watch.Raw]) {
+	last, ok := d.lastGiven(p, false)
+	if !ok {
+		// The handler was never given the object: nothing to take back.
+		delete(d.given, p.key)
+		return
+	}
 	if obj, err := d.c.decode(p.cur); err == nil {
 		delete(d.given, p.key)
 		d.h.OnDelete(obj, p.unknown)
 		return
 	}
-	last, ok := d.lastGiven(p, true)
+	last, ok = d.lastGiven(p, true)
 	delete(d.given, p.key)
 	if ok {
 		d.h.OnDelete(last, true)
 	}
-	// Otherwise the handler was never given the object: nothing to take back.
 }
 
 // lastGiven reports whether the handler was given a version of p's object

@@ -69,7 +69,7 @@ func (inf *Informer[T]) AddHandler(h Handler[T], opts HandlerOptions) (Registrat
 		return nil, errors.New("informer: nil handler")
 	}
 	if inf.compact != nil {
-		return inf.compact.raw.AddHandler(inf.compact.handler(h, opts.NoOld), opts)
+		return inf.compact.raw.AddHandler(inf.compact.handler(h, opts), opts)
 	}
 	if opts.NoOld {
 		h = withoutOld(h)
