@@ -38,7 +38,9 @@ const churnPods = 2000
 // testInformerChurn: four informers (streaming list, paged list,
 // metadata-only, and a paged one of k8s.io/api pods, protobuf on the real
 // server) and a handler end up holding exactly the server's state after
-// thousands of creates, updates and deletes made while they watch.
+// thousands of creates, updates and deletes made while they watch; a
+// handler added with HandlerOptions.NoOld (on the protobuf informer) too,
+// given no update's old object.
 func testInformerChurn(t T, e *Env, m storeMode) {
 	pc, rec := protoClient(t, e.Target.Config(Admin))
 	streaming := runInformer(t, e, informer.Options[*Pod]{Client: e.Admin, Tuning: informer.Tuning{ListMode: informer.ListAuto, Store: m.mode}})
@@ -47,6 +49,9 @@ func testInformerChurn(t T, e *Env, m storeMode) {
 	typed := runInformer(t, e, informer.Options[*corev1.Pod]{Client: pc, Tuning: informer.Tuning{ListMode: informer.ListPaged, PageSize: 100, Store: m.mode}})
 	hv := newHandlerView[*Pod]()
 	_, err := streaming.AddHandler(hv, informer.HandlerOptions{})
+	require.NoError(t, err)
+	noOld := newHandlerView[*corev1.Pod]()
+	_, err = typed.AddHandler(noOld, informer.HandlerOptions{NoOld: true})
 	require.NoError(t, err)
 
 	names := podNames("churn", churnPods)
@@ -62,8 +67,10 @@ func testInformerChurn(t T, e *Env, m storeMode) {
 		storeViews("paged informer", paged, m),
 		storeViews("metadata-only informer", meta, m),
 		storeViews("protobuf paged informer", typed, m),
-		map[string]func() map[string]string{"handler": hv.view},
+		map[string]func() map[string]string{"handler": hv.view, "NoOld handler": noOld.view},
 	))
+	require.Zero(t, noOld.oldsGiven(), "the NoOld handler was given old objects")
+	require.NotZero(t, hv.oldsGiven(), "the handler without NoOld was given no old object: the check above shows nothing")
 	require.Len(t, serverState(t, e), churnPods-churnPods/4)
 	requireSameObjects(t, e, e.Admin, watch.ListOptions{Limit: 500}, "streaming informer", streaming)
 	requireSameObjects(t, e, e.Admin, watch.ListOptions{Limit: 500, Form: watch.FormMetadata}, "metadata-only informer", meta)

@@ -266,6 +266,7 @@ func pollUntil(e *Env, limit time.Duration, cond func() bool) bool {
 type handlerView[O watch.Object] struct {
 	mu    sync.Mutex
 	state map[string]string // the newest state each handler call gave
+	olds  int               // updates whose old object was not the zero O
 }
 
 func newHandlerView[O watch.Object]() *handlerView[O] {
@@ -273,7 +274,21 @@ func newHandlerView[O watch.Object]() *handlerView[O] {
 }
 
 func (h *handlerView[O]) OnAdd(obj O, _ bool) { h.set(obj) }
-func (h *handlerView[O]) OnUpdate(_, obj O)   { h.set(obj) }
+func (h *handlerView[O]) OnUpdate(old, obj O) {
+	if !reflect.ValueOf(&old).Elem().IsZero() {
+		h.mu.Lock()
+		h.olds++
+		h.mu.Unlock()
+	}
+	h.set(obj)
+}
+
+// oldsGiven is how many updates came with an old object.
+func (h *handlerView[O]) oldsGiven() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.olds
+}
 func (h *handlerView[O]) OnDelete(obj O, _ bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
