@@ -39,7 +39,8 @@ const (
 	//     gets old and new metadata at once and decodes (Decode) only the
 	//     object it asks for; any other handler decodes the objects it is
 	//     given, an update's old one too unless it was added with
-	//     HandlerOptions.NoOld. All decodes go through the cache a reconcile's Get uses.
+	//     HandlerOptions.NoOld. All decodes go through the cache a
+	//     reconcile's Get uses.
 	//   - Indexes: the namespace index and RawIndexers read metadata only;
 	//     Indexers and a custom Key decode each object version they see.
 	//   - An object that does not decode into T is found on read: Get
@@ -341,8 +342,7 @@ func (d *decodingHandler[T]) lastDecoded(p pending[*watch.Raw]) *watch.Raw {
 }
 
 func (d *decodingHandler[T]) remove(p pending[*watch.Raw]) {
-	last, ok := d.lastGiven(p, false)
-	if !ok {
+	if _, ok := d.lastGiven(p, false); !ok {
 		// The handler was never given the object: nothing to take back.
 		delete(d.given, p.key)
 		return
@@ -352,7 +352,7 @@ func (d *decodingHandler[T]) remove(p pending[*watch.Raw]) {
 		d.h.OnDelete(obj, p.unknown)
 		return
 	}
-	last, ok = d.lastGiven(p, true)
+	last, ok := d.lastGiven(p, true)
 	delete(d.given, p.key)
 	if ok {
 		d.h.OnDelete(last, true)

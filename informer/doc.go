@@ -70,11 +70,10 @@
 //     and of the garbage collector's work; a KeyHandler never decodes; a
 //     handler added with HandlerOptions.NoOld decodes only the new object
 //     of an update; a repeated List of unchanged objects decodes
-//     nothing), or decoded into
-//     T on arrival (StoreTyped, which the default picks by itself for a
-//     Transform or a Table). compact.go says what else changes. Objects
-//     from either store are shared: a reader or handler may keep them and
-//     must not modify them.
+//     nothing), or decoded into T on arrival (StoreTyped, which the
+//     default picks by itself for a Transform or a Table). compact.go
+//     says what else changes. Objects from either store are shared: a
+//     reader or handler may keep them and must not modify them.
 //   - A compact informer can keep its store in a file (Options.Snapshot)
 //     and resume from it on Run instead of listing: the server confirms the
 //     file's RV first, a 410 or a mismatch lists as usual, and it counts as

@@ -69,7 +69,11 @@ func (inf *Informer[T]) AddHandler(h Handler[T], opts HandlerOptions) (Registrat
 		return nil, errors.New("informer: nil handler")
 	}
 	if inf.compact != nil {
-		return inf.compact.raw.AddHandler(inf.compact.handler(h, opts), opts)
+		// The decoding handler gives no old object itself: the Raw
+		// informer's handler is not asked to.
+		raw := opts
+		raw.NoOld = false
+		return inf.compact.raw.AddHandler(inf.compact.handler(h, opts), raw)
 	}
 	if opts.NoOld {
 		h = withoutOld(h)
