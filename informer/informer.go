@@ -342,18 +342,24 @@ func (inf *Informer[T]) resyncLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		inf.distMu.Lock()
-		for _, r := range inf.handlers {
-			if !r.q.wantsResync() {
-				continue
-			}
-			for _, obj := range inf.store.List() {
-				if key, err := inf.store.Key(obj); err == nil {
-					r.q.resyncObj(key, obj)
-				}
+		inf.resync()
+	}
+}
+
+// resync queues a resync of every stored object for each handler that
+// asked for resyncs (HandlerOptions.Resync).
+func (inf *Informer[T]) resync() {
+	inf.distMu.Lock()
+	for _, r := range inf.handlers {
+		if !r.q.wantsResync() {
+			continue
+		}
+		for _, obj := range inf.store.List() {
+			if key, err := inf.store.Key(obj); err == nil {
+				r.q.resyncObj(key, obj)
 			}
 		}
-		inf.distMu.Unlock()
-		inf.logHeld()
 	}
+	inf.distMu.Unlock()
+	inf.logHeld()
 }

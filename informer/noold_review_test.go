@@ -197,15 +197,7 @@ func reviewModel(t *testing.T, seed uint64) {
 			relist()
 		case op < 9:
 			trace = append(trace, "resync")
-			raw.distMu.Lock()
-			for _, r := range raw.handlers {
-				for _, obj := range raw.store.List() {
-					if k, err := raw.store.Key(obj); err == nil {
-						r.q.resyncObj(k, obj)
-					}
-				}
-			}
-			raw.distMu.Unlock()
+			raw.resync()
 		default:
 			if rng.IntN(2) == 0 {
 				trace = append(trace, "addHandler")
