@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzStatusFromResponse feeds the response-to-error path any code,
@@ -44,9 +45,10 @@ func FuzzStatusFromResponse(f *testing.F) {
 			t.Fatalf("error %q", msg)
 		}
 		// A JSON or other body: the message is the Status's, or the start of a body that is not
-		// one (with "..." when cut): never more than the body said.
-		if !IsProtobuf(contentType) && len(se.Message) > len(body)+len("...") {
-			t.Fatalf("message of %d bytes from a body of %d", len(se.Message), len(body))
+		// one (with "..." when cut): never more than the body said. Counted in runes: JSON
+		// decoding turns each byte of invalid UTF-8 into U+FFFD, three bytes.
+		if n := utf8.RuneCountInString(se.Message); !IsProtobuf(contentType) && n > len(body)+len("...") {
+			t.Fatalf("message of %d runes from a body of %d bytes", n, len(body))
 		}
 		_ = se.Fields()
 		if _, err := DecodeStatus(body, IsProtobuf(contentType)); err == nil {
