@@ -44,22 +44,35 @@ func (d *decoder) str(b []byte) string {
 }
 
 // message decodes the message b into the value at ptr.
+//
+// Most tags and lengths are one byte (fields 1 to 15, lengths under 128):
+// those are read here, the longer ones by tag, varint and span, which read
+// every form.
 func (d *decoder) message(p *Plan, b []byte, ptr unsafe.Pointer) error {
 	if p.own != nil {
 		return p.own(ptr, b)
 	}
+	fields := p.fields
 	for i := 0; i < len(b); {
-		num, wire, next, ok := tag(b, i)
-		if !ok {
-			return errNotCanonical
+		var num uint64
+		var wire uint8
+		next := i + 1
+		if c := b[i]; c >= 1<<3 && c < 0x80 {
+			num, wire = uint64(c>>3), c&7
+		} else {
+			var ok bool
+			if num, wire, next, ok = tag(b, i); !ok {
+				return errNotCanonical
+			}
 		}
-		if num >= uint64(len(p.fields)) || p.fields[num].kind == kSkip {
+		if num >= uint64(len(fields)) || fields[num].kind == kSkip {
+			var ok bool
 			if i, ok = skip(b, next, wire); !ok {
 				return errNotCanonical
 			}
 			continue
 		}
-		f := &p.fields[num]
+		f := &fields[num]
 		if wire != f.wire {
 			return errNotCanonical
 		}
@@ -73,11 +86,21 @@ func (d *decoder) message(p *Plan, b []byte, ptr unsafe.Pointer) error {
 			i = after
 			continue
 		}
-		from, to, ok := span(b, next)
-		if !ok {
-			return errNotCanonical
+		var from, to int
+		if next < len(b) && b[next] < 0x80 {
+			from, to = next+1, next+1+int(b[next])
+			if to > len(b) {
+				return errNotCanonical
+			}
+		} else {
+			var ok bool
+			if from, to, ok = span(b, next); !ok {
+				return errNotCanonical
+			}
 		}
-		if err := d.bytesField(f, fp, b, i, from, to); err != nil {
+		if f.kind == kString {
+			*(*string)(fp) = d.str(b[from:to:to])
+		} else if err := d.bytesField(f, fp, b, i, from, to); err != nil {
 			return err
 		}
 		i = to
@@ -120,7 +143,7 @@ func (d *decoder) bytesField(f *field, fp unsafe.Pointer, b []byte, at, from, to
 	case kStringSlice:
 		s := (*[]string)(fp)
 		if cap(*s) == 0 {
-			*s = make([]string, 0, run(b, at, uint64(fieldNum(f, b, at)), wireBytes))
+			*s = make([]string, 0, run(b, at))
 		}
 		*s = append(*s, d.str(data))
 	case kMsg:
@@ -159,12 +182,6 @@ func (d *decoder) bytesField(f *field, fp unsafe.Pointer, b []byte, at, from, to
 	return nil
 }
 
-// fieldNum reads back the number of the field whose tag starts at b[at:].
-func fieldNum(_ *field, b []byte, at int) uint64 {
-	num, _, _, _ := tag(b, at)
-	return num
-}
-
 // sliceHeader is the layout of every Go slice.
 type sliceHeader struct {
 	data     unsafe.Pointer
@@ -178,7 +195,7 @@ func (d *decoder) appendElem(f *field, fp unsafe.Pointer, b []byte, at int) unsa
 	h := (*sliceHeader)(fp)
 	switch {
 	case h.cap == 0:
-		made := (*sliceHeader)(f.slice.UnsafeMakeSlice(0, run(b, at, fieldNum(f, b, at), wireBytes)))
+		made := (*sliceHeader)(f.slice.UnsafeMakeSlice(0, run(b, at)))
 		h.data, h.cap = made.data, made.cap
 	case h.len == h.cap: // entries of the field apart from its run: rare
 		grown := reflect.MakeSlice(f.typ, h.len, 2*h.cap)
@@ -236,7 +253,7 @@ func entry(data []byte, msg bool) (key, val []byte, hasVal bool, err error) {
 func (d *decoder) stringMapEntry(fp unsafe.Pointer, data, b []byte, at int) error {
 	m := (*map[string]string)(fp)
 	if *m == nil {
-		*m = make(map[string]string, run(b, at, fieldNum(nil, b, at), wireBytes))
+		*m = make(map[string]string, run(b, at))
 	}
 	k, v, _, err := entry(data, false)
 	if err != nil {
@@ -252,7 +269,7 @@ func (d *decoder) stringMapEntry(fp unsafe.Pointer, data, b []byte, at int) erro
 func (d *decoder) bytesMapEntry(fp unsafe.Pointer, data, b []byte, at int) error {
 	m := (*map[string][]byte)(fp)
 	if *m == nil {
-		*m = make(map[string][]byte, run(b, at, fieldNum(nil, b, at), wireBytes))
+		*m = make(map[string][]byte, run(b, at))
 	}
 	k, v, _, err := entry(data, false)
 	if err != nil {
@@ -268,7 +285,7 @@ func (d *decoder) bytesMapEntry(fp unsafe.Pointer, data, b []byte, at int) error
 func (d *decoder) quantityMapEntry(f *field, fp unsafe.Pointer, data, b []byte, at int) error {
 	m := (*map[string]resource.Quantity)(fp)
 	if *m == nil {
-		*m = make(map[string]resource.Quantity, run(b, at, fieldNum(f, b, at), wireBytes))
+		*m = make(map[string]resource.Quantity, run(b, at))
 	}
 	k, v, hasVal, err := entry(data, true)
 	if err != nil {
@@ -289,7 +306,7 @@ func (d *decoder) quantityMapEntry(f *field, fp unsafe.Pointer, data, b []byte, 
 func (d *decoder) mapEntry(f *field, fp unsafe.Pointer, data, b []byte, at int) error {
 	m := reflect.NewAt(f.typ, fp).Elem()
 	if m.IsNil() {
-		m.Set(reflect.MakeMapWithSize(f.typ, run(b, at, fieldNum(f, b, at), wireBytes)))
+		m.Set(reflect.MakeMapWithSize(f.typ, run(b, at)))
 	}
 	k, v, hasVal, err := entry(data, f.msg != nil)
 	if err != nil {

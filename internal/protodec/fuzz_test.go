@@ -27,6 +27,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{0x0a, 0x80, 0x00})                                                 // a non-minimal length
 	f.Add([]byte{0x5a, 0x04, 0x12, 0x01, 'v', 0x0a})                                // a label entry whose key runs past it
 	f.Add([]byte{0x0b, 0x0c})                                                       // groups
+	f.Add([]byte{0x02, 0x00})                                                       // field 0, which the generated code refuses
 	f.Add([]byte{0x38, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}) // a generation past 64 bits
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, alias := range []bool{false, true} {

@@ -88,6 +88,7 @@ var (
 	typeMeta     = reflect.TypeFor[metav1.TypeMeta]()
 	stringType   = reflect.TypeFor[string]()
 	quantityType = reflect.TypeFor[resource.Quantity]()
+	timeType     = reflect.TypeFor[metav1.Time]()
 	bytesType    = reflect.TypeFor[[]byte]()
 	planMu       sync.Mutex
 )
@@ -134,8 +135,11 @@ func (b *builder) plan(t reflect.Type) *Plan {
 		b.building[t] = p
 		return p
 	}
-	if t == quantityType {
+	switch t {
+	case quantityType:
 		own = quantityOwn
+	case timeType:
+		own = timeOwn
 	}
 	p := &Plan{typ: t, typ2: reflect2.Type2(t), own: own}
 	b.building[t] = p

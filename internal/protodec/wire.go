@@ -1,6 +1,9 @@
 package protodec
 
-import "errors"
+import (
+	"bytes"
+	"errors"
+)
 
 // errNotCanonical says the message holds something the generated decoder
 // must read instead: the caller decodes it again that way.
@@ -78,16 +81,20 @@ func skip(b []byte, i int, wire uint8) (int, bool) {
 	return 0, false
 }
 
-// run counts the fields numbered num with wire type wire at b[i:] in a row:
-// the entries of a repeated field, which encoders write together.
-func run(b []byte, i int, num uint64, wire uint8) int {
+// run counts the entries of the repeated field whose first entry's tag
+// starts at b[i:]: the fields in a row from there under the same tag bytes,
+// which encoders write together. It is a size to make a slice or map at,
+// not a count anything relies on: an entry apart from the run, or under a
+// tag written otherwise, is added all the same.
+func run(b []byte, i int) int {
+	_, wire, next, ok := tag(b, i)
+	if !ok {
+		return 0
+	}
+	t := b[i:next]
 	n := 0
-	for i < len(b) {
-		got, w, next, ok := tag(b, i)
-		if !ok || got != num || w != wire {
-			break
-		}
-		if i, ok = skip(b, next, w); !ok {
+	for bytes.HasPrefix(b[i:], t) {
+		if i, ok = skip(b, i+len(t), wire); !ok {
 			break
 		}
 		n++
