@@ -253,7 +253,7 @@ func entry(data []byte, msg bool) (key, val []byte, hasVal bool, err error) {
 func (d *decoder) stringMapEntry(fp unsafe.Pointer, data, b []byte, at int) error {
 	m := (*map[string]string)(fp)
 	if *m == nil {
-		*m = make(map[string]string, run(b, at))
+		*m = make(map[string]string, mapSize(b, at))
 	}
 	k, v, _, err := entry(data, false)
 	if err != nil {
@@ -269,7 +269,7 @@ func (d *decoder) stringMapEntry(fp unsafe.Pointer, data, b []byte, at int) erro
 func (d *decoder) bytesMapEntry(fp unsafe.Pointer, data, b []byte, at int) error {
 	m := (*map[string][]byte)(fp)
 	if *m == nil {
-		*m = make(map[string][]byte, run(b, at))
+		*m = make(map[string][]byte, mapSize(b, at))
 	}
 	k, v, _, err := entry(data, false)
 	if err != nil {
@@ -285,7 +285,7 @@ func (d *decoder) bytesMapEntry(fp unsafe.Pointer, data, b []byte, at int) error
 func (d *decoder) quantityMapEntry(f *field, fp unsafe.Pointer, data, b []byte, at int) error {
 	m := (*map[string]resource.Quantity)(fp)
 	if *m == nil {
-		*m = make(map[string]resource.Quantity, run(b, at))
+		*m = make(map[string]resource.Quantity, mapSize(b, at))
 	}
 	k, v, hasVal, err := entry(data, true)
 	if err != nil {
@@ -306,7 +306,7 @@ func (d *decoder) quantityMapEntry(f *field, fp unsafe.Pointer, data, b []byte, 
 func (d *decoder) mapEntry(f *field, fp unsafe.Pointer, data, b []byte, at int) error {
 	m := reflect.NewAt(f.typ, fp).Elem()
 	if m.IsNil() {
-		m.Set(reflect.MakeMapWithSize(f.typ, run(b, at)))
+		m.Set(reflect.MakeMapWithSize(f.typ, mapSize(b, at)))
 	}
 	k, v, hasVal, err := entry(data, f.msg != nil)
 	if err != nil {

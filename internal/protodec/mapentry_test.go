@@ -2,6 +2,7 @@ package protodec
 
 import (
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/modern-go/reflect2"
@@ -53,4 +54,25 @@ func TestMapEntryWithAValueTwice(t *testing.T) {
 	var got messageMaps
 	require.NoError(t, p.Decode(append(entry(1, goodQuantity), entry(2, goodTime)...), reflectPtr(&got), true))
 	require.True(t, got.Q["k"].Equal(resource.MustParse("1")) && got.T["k"].Unix() == 1, "%+v", got)
+}
+
+// TestRepeatedKeysMakeNoLargeMap: a map's entries that all repeat one key
+// make a map of one entry, as the generated code makes of them, not one
+// made at the size of their run. Without the bound, 200,000 such labels
+// (1.6 MB) would make a map of about 10 MB.
+func TestRepeatedKeysMakeNoLargeMap(t *testing.T) {
+	entry := []byte{11<<3 | 2, 6, 0x0a, 0x01, 'k', 0x12, 0x01, 'v'} // ObjectMeta's labels: k=v
+	b := make([]byte, 0, 200_000*len(entry))
+	for range 200_000 {
+		b = append(b, entry...)
+	}
+	require.True(t, decodeBoth[metav1.ObjectMeta](t, b, true))
+	p := For(reflect.TypeFor[metav1.ObjectMeta]())
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var got metav1.ObjectMeta
+	require.NoError(t, p.Decode(b, reflectPtr(&got), true))
+	runtime.ReadMemStats(&after)
+	require.Equal(t, map[string]string{"k": "v"}, got.Labels)
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "bytes allocated to decode one label given 200,000 times")
 }

@@ -101,3 +101,14 @@ func run(b []byte, i int) int {
 	}
 	return n
 }
+
+// maxMapSize bounds the size a map is made at from its run of entries.
+// A slice made at its run's length holds every entry of the run, but a
+// map holds one per key: entries that repeat a key would make a map far
+// larger than what it keeps, and than what the generated code, which
+// grows its maps by inserting, makes of the same bytes. Past the bound a
+// map grows as it fills.
+const maxMapSize = 1 << 10
+
+// mapSize is the size to make the map whose run of entries starts at b[at:].
+func mapSize(b []byte, at int) int { return min(run(b, at), maxMapSize) }
