@@ -3,7 +3,7 @@
 // Unmarshal methods do, from a table built once per type from the types'
 // protobuf struct tags, with four differences that take a pod of the
 // benchmark harness about 0.65x the time with 0.3x the allocations, its
-// strings aliased (BenchmarkPodDecode in internal/bench/decode):
+// strings aliased (BenchmarkPodDecodeRatio in internal/bench/decode):
 //
 //   - Strings can point into the message rather than be copied (alias):
 //     for messages whose bytes never change and stay alive as long as the

@@ -3,6 +3,7 @@ package decode
 import (
 	"reflect"
 	"testing"
+	"time"
 	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
@@ -48,6 +49,36 @@ func BenchmarkPodDecode(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkPodDecodeRatio decodes the harness's pods with the generated
+// Unmarshal and with the table (strings aliased) taking turns, 500 pods of
+// each per op, and reports the table's time over the generated code's: the
+// machine's spread, which moved BenchmarkPodDecode's runs by 2x on one day,
+// moves a ratio taken this way far less.
+func BenchmarkPodDecodeRatio(b *testing.B) {
+	pods := harnessPods(b, 64)
+	plan := protodec.For(reflect.TypeFor[corev1.Pod]())
+	const block = 500
+	var generated, table time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		for i := range block {
+			p := new(corev1.Pod)
+			if err := p.Unmarshal(pods[i%len(pods)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		t1 := time.Now()
+		for i := range block {
+			p := new(corev1.Pod)
+			if err := plan.Decode(pods[i%len(pods)], unsafe.Pointer(p), true); err != nil {
+				b.Fatal(err)
+			}
+		}
+		generated, table = generated+t1.Sub(t0), table+time.Since(t1)
+	}
+	b.ReportMetric(float64(table)/float64(generated), "table/generated")
 }
 
 // BenchmarkAnswerDecode decodes the harness's pods as the write client
