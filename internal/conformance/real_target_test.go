@@ -3,6 +3,7 @@ package conformance_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -59,15 +60,23 @@ const expireLimit = 3 * time.Minute
 // Expire waits for the API server's periodic compaction to pass rv. The
 // compactor compacts to the revision it saw one interval earlier, so it
 // needs a revision above rv to exist: a namespace is created to make one.
-// Then it polls an exact list at rv on both servers until both refuse it.
+// Then it polls an exact list at rv+1 on both servers until both refuse
+// it. A watch from rv reads etcd from revision rv+1, which etcd refuses
+// only once the compaction is past rv+1; an exact list at rv is refused a
+// revision sooner, when a watch from rv may still replay what followed.
 func (r *realTarget) Expire(ctx context.Context, rv string) error {
+	n, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil {
+		return fmt.Errorf("expire: resourceVersion %q is not a revision: %w", rv, err)
+	}
 	name := fmt.Sprintf("expire-%d-%d", time.Now().UnixNano()%1e6, r.seq.Add(1))
 	if err := r.kube.CreateNamespace(ctx, name); err != nil {
 		return fmt.Errorf("expire: write a newer revision: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, expireLimit)
 	defer cancel()
-	opts := watch.ListOptions{ResourceVersion: rv, ResourceVersionMatch: watch.MatchExact, Limit: 1, Form: watch.FormMetadata}
+	next := strconv.FormatUint(n+1, 10)
+	opts := watch.ListOptions{ResourceVersion: next, ResourceVersionMatch: watch.MatchExact, Limit: 1, Form: watch.FormMetadata}
 	for _, c := range []*kube.Client{r.nocache, r.cached} {
 		for {
 			_, err := watch.List[*metav1.PartialObjectMetadata](ctx, c, kube.Pods, kube.Scope{}, opts)
@@ -75,7 +84,7 @@ func (r *realTarget) Expire(ctx context.Context, rv string) error {
 				break
 			}
 			if ctx.Err() != nil {
-				return fmt.Errorf("expire: RV %s still served by %s after %v (last answer: %v)", rv, c.Host(), expireLimit, err)
+				return fmt.Errorf("expire: RV %s still served by %s after %v (last answer: %v)", next, c.Host(), expireLimit, err)
 			}
 			select {
 			case <-ctx.Done():

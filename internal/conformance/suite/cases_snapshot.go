@@ -262,9 +262,11 @@ func requireDelivered(t T, s snapSubject, want delivered) {
 		require.True(t, ok, "%s: no delete of %s among %s", s.label(), n, describeCalls(later))
 		switch want.deletes {
 		case deletesWatched:
-			require.False(t, c.flag, "%s: delete of %s flagged finalStateUnknown, but the watch saw it", s.label(), n)
+			require.False(t, c.flag, "%s: delete of %s flagged finalStateUnknown, but the watch saw it (stats %+v, calls %s)",
+				s.label(), n, s.stats(), describeCalls(later))
 		case deletesListed:
-			require.True(t, c.flag, "%s: delete of %s not flagged finalStateUnknown, but it came from a relist", s.label(), n)
+			require.True(t, c.flag, "%s: delete of %s not flagged finalStateUnknown, but it came from a relist (stats %+v, calls %s)",
+				s.label(), n, s.stats(), describeCalls(later))
 		}
 	}
 }
