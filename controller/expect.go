@@ -49,8 +49,10 @@ const DefaultExpectationTimeout = 30 * time.Second
 //     recorded write, or once the bound has passed since its last write
 //     (for a write of unknown outcome, since that read; counted in kwatch_expectation_timeouts_total and logged with what was
 //     not seen). Until then the key is parked: it takes no worker, and the
-//     cache event that shows its last write, or the bound's timer, queues it
-//     again. Other keys run meanwhile. A parked retry leaves the key's
+//     cache event that shows its last write queues it again; a cache that
+//     shows it with no event of the object (a bookmark, a relist past it)
+//     is noticed within a second (expect_recheck.go); at the bound its
+//     timer does. Other keys run meanwhile. A parked retry leaves the key's
 //     backoff as it was (expect_backoff.go). When the controllers stop,
 //     every wait ends.
 //   - A Reader's Get of an object this process wrote waits, bounded the same
@@ -182,6 +184,14 @@ type expectations struct {
 	holders func(kube.Written) []*cacheEntry // the caches that hold a written object
 	// uncertainHolders are the caches a write of unknown outcome waits on.
 	uncertainHolders func(kube.Written) []*cacheEntry
+	// recheck is the timer of the next re-check of the waits for writes
+	// shown without an event of their object (expect_recheck.go), set
+	// while one is due; checkedRV holds each cache's resourceVersion at
+	// the last one; stopped: the controllers have stopped, and no re-check
+	// is due any more. Guarded by mu.
+	recheck   *time.Timer
+	checkedRV map[*cacheEntry]string
+	stopped   bool
 	// serverRV reads the server's current resourceVersion of a resource
 	// in a namespace (expect_uncertain.go); nil: a write of unknown
 	// outcome waits for the bound.
@@ -409,6 +419,7 @@ func (e *expectations) parkLocking(kr keyRef, add func(Key)) (parked bool, repor
 	}
 	kw.add = add
 	e.parked[kr] = struct{}{}
+	e.armRecheckLocked()
 	if kw.timer == nil {
 		kw.timer = time.AfterFunc(kw.wakeLocked(wait), func() { e.expire(kr) })
 	}
@@ -495,6 +506,11 @@ func (e *expectations) stop() {
 	defer e.mu.Unlock()
 	for kr, kw := range e.keys {
 		e.forgetLocked(kr, kw)
+	}
+	e.stopped = true
+	if e.recheck != nil {
+		e.recheck.Stop()
+		e.recheck = nil
 	}
 }
 

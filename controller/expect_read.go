@@ -38,8 +38,9 @@ func (e *expectations) waitShown(ctx context.Context, c *cacheEntry, key string)
 	ref := objRef{c.res, key}
 	// The timer runs to the bound of the write waited on: a later write
 	// of the object replaces it, and moves the bound. When it fires the
-	// loop looks once more, since the cache may have come to show the
-	// write without an event (a bookmark), which wakes no read.
+	// loop looks once more. A cache that comes to show the write without
+	// an event of the object (a bookmark) wakes the read within
+	// shownRecheck (expect_recheck.go).
 	var timer *time.Timer
 	var timed *pendingWrite
 	defer func() {
@@ -56,6 +57,7 @@ func (e *expectations) waitShown(ctx context.Context, c *cacheEntry, key string)
 		}
 		changed, left := e.changed, time.Until(w.at.Add(e.timeout))
 		e.watched = true
+		e.armRecheckLocked()
 		e.mu.Unlock()
 		if left <= 0 {
 			return &NotShownError{Write: w.String(), After: e.timeout}

@@ -249,3 +249,25 @@ func TestRead2StatusDeleteOfAnIncarnationTheCacheHasNotSeen(t *testing.T) {
 		require.True(t, r.blocked(t, c, "x"), "the cache holds u1, deleted before this process's delete")
 	})
 }
+
+// TestRead2ShownByABookmarkWakesTheRead: a Get whose cache comes to show
+// the write without an event of the object (a bookmark) returns within
+// shownRecheck of it, not at the bound. Before the re-check it waited the
+// whole bound.
+func TestRead2ShownByABookmarkWakesTheRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRead2Rig(kube.Pods)
+		c := r.cache(demo, 5)
+		r.write(kube.Written{Name: "x", ResourceVersion: "10", UID: "u1"})
+		read := make(chan error, 1)
+		go func() { read <- r.e.waitShown(context.Background(), c.c, "demo/x") }()
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		require.Empty(t, read, "the cache does not show the write yet")
+		c.bookmark(12)
+		time.Sleep(shownRecheck)
+		synctest.Wait()
+		require.Len(t, read, 1, "a re-check woke the read")
+		require.NoError(t, <-read, "the cache shows the write")
+	})
+}
