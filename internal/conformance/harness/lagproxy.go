@@ -41,6 +41,35 @@ type LagProxy struct {
 	lags      map[string]time.Duration // resource ("pods", "deployments.apps") -> delay
 	refuse    func(*http.Request) bool // answered 500 without reaching the server; guarded by mu
 	forwarded func(*http.Request, int) // told of each request the server answered; guarded by mu
+	// ended maps a resource to a channel Drop closes (and forgets): the
+	// watches open until then end. Guarded by mu.
+	ended map[string]chan struct{}
+}
+
+// Drop ends every watch of resource that is open now, and discards what
+// its delay line holds: the client sees the response end, as when the
+// server closes a watch, without the events it was yet to pass on.
+// Watches made afterwards pass as before.
+func (p *LagProxy) Drop(resource string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.ended[resource]; ok {
+		close(c)
+		delete(p.ended, resource)
+	}
+}
+
+// endedOf is the channel Drop closes to end the watches of resource
+// open now.
+func (p *LagProxy) endedOf(resource string) <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c, ok := p.ended[resource]
+	if !ok {
+		c = make(chan struct{})
+		p.ended[resource] = c
+	}
+	return c
 }
 
 // Refuse answers 500 (a Status, reason InternalError) to the requests
@@ -82,7 +111,8 @@ func NewLagProxy(upstream *kube.Config) (*LagProxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &LagProxy{URL: "http://" + ln.Addr().String(), up: up, ln: ln, lags: map[string]time.Duration{}}, nil
+	return &LagProxy{URL: "http://" + ln.Addr().String(), up: up, ln: ln, lags: map[string]time.Duration{},
+		ended: map[string]chan struct{}{}}, nil
 }
 
 // SetLag holds the watches of resource for d from their next chunk on; 0
@@ -145,18 +175,24 @@ func (p *LagProxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if forwarded != nil {
 		forwarded(r, resp.StatusCode)
 	}
+	// A watch counts as open for Drop once its client can have its
+	// headers.
+	res, watching := resourceOf(r)
+	var ended <-chan struct{}
+	if watching {
+		ended = p.endedOf(res)
+	}
 	maps.Copy(w.Header(), resp.Header)
 	w.Header().Del("Content-Length") // the body may come back chunked
 	w.WriteHeader(resp.StatusCode)
 	// The headers go out at once: a watch client waits for them before it
 	// does anything else, and the server sends them before any event.
 	_ = http.NewResponseController(w).Flush()
-	res, watching := resourceOf(r)
 	if !watching {
 		copyFlushing(w, resp.Body)
 		return
 	}
-	p.relay(r.Context(), w, resp.Body, res)
+	p.relay(r.Context(), w, resp.Body, res, ended)
 }
 
 // copyFlushing copies body to w, flushing after every read so that a
@@ -184,9 +220,9 @@ type lagChunk struct {
 }
 
 // relay passes a watch's body on, each chunk held until it arrived plus
-// the resource's current lag. The reader goroutine ends when the body
+// the resource's current lag, until ended is closed (Drop). The reader goroutine ends when the body
 // does; relay waits for it.
-func (p *LagProxy) relay(ctx context.Context, w http.ResponseWriter, body io.ReadCloser, res string) {
+func (p *LagProxy) relay(ctx context.Context, w http.ResponseWriter, body io.ReadCloser, res string, ended <-chan struct{}) {
 	chunks := make(chan lagChunk, lagChunks) // buffered: the delay line itself
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -199,6 +235,8 @@ func (p *LagProxy) relay(ctx context.Context, w http.ResponseWriter, body io.Rea
 				case chunks <- lagChunk{b: buf[:n], at: time.Now()}:
 				case <-ctx.Done():
 					return
+				case <-ended:
+					return
 				}
 			}
 			if err != nil {
@@ -210,11 +248,19 @@ func (p *LagProxy) relay(ctx context.Context, w http.ResponseWriter, body io.Rea
 	defer body.Close() // unblocks the reader if the client left first
 	rc := http.NewResponseController(w)
 	for c := range chunks {
+		select {
+		case <-ended:
+			return
+		default:
+		}
 		if wait := time.Until(c.at.Add(p.lagOf(res))); wait > 0 {
 			t := time.NewTimer(wait)
 			select {
 			case <-t.C:
 			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-ended:
 				t.Stop()
 				return
 			}

@@ -120,3 +120,48 @@ func TestLagProxyRefusesAndRecords(t *testing.T) {
 	require.Equal(t, http.StatusCreated, send(http.MethodPut, "/apis/coordination.k8s.io/v1/namespaces/ns/leases/l"))
 	require.Equal(t, "PUT /apis/coordination.k8s.io/v1/namespaces/ns/leases/l", <-reached)
 }
+
+// Drop ends the watches open now without what their delay line holds;
+// a watch made afterwards passes as before.
+func TestLagProxyDropEndsTheWatches(t *testing.T) {
+	release := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "{\"n\":0}\n")
+		w.(http.Flusher).Flush()
+		select { // an open watch, as the server keeps it
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer up.Close()
+	defer close(release)
+	p, err := NewLagProxy(&kube.Config{Host: up.URL})
+	require.NoError(t, err)
+	require.NoError(t, p.SetLag("pods", time.Hour))
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- p.Serve(ctx) }()
+	defer func() { cancel(); require.NoError(t, <-done) }()
+
+	p.Drop("pods") // no watch open: nothing to end
+	resp, err := http.Get(p.URL + "/api/v1/namespaces/ns/pods?watch=1")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	ended := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(resp.Body)
+		ended <- b
+	}()
+	// The proxy holds the line for an hour; the watch is open once the
+	// headers are back, and a Drop ends it.
+	p.Drop("pods")
+	require.Empty(t, <-ended, "the held line is discarded")
+
+	require.NoError(t, p.SetLag("pods", 0))
+	resp2, err := http.Get(p.URL + "/api/v1/namespaces/ns/pods?watch=1")
+	require.NoError(t, err)
+	defer resp2.Body.Close()
+	lines := bufio.NewScanner(resp2.Body)
+	require.True(t, lines.Scan())
+	require.Equal(t, `{"n":0}`, lines.Text())
+}
