@@ -41,6 +41,9 @@ type LagProxy struct {
 	lags      map[string]time.Duration // resource ("pods", "deployments.apps") -> delay
 	refuse    func(*http.Request) bool // answered 500 without reaching the server; guarded by mu
 	forwarded func(*http.Request, int) // told of each request the server answered; guarded by mu
+	// relag is closed (and replaced) by SetLag: the chunks held look at
+	// their resource's lag again. Guarded by mu.
+	relag chan struct{}
 	// ended maps a resource to a channel Drop closes (and forgets): the
 	// watches open until then end. Guarded by mu.
 	ended map[string]chan struct{}
@@ -112,11 +115,12 @@ func NewLagProxy(upstream *kube.Config) (*LagProxy, error) {
 		return nil, err
 	}
 	return &LagProxy{URL: "http://" + ln.Addr().String(), up: up, ln: ln, lags: map[string]time.Duration{},
-		ended: map[string]chan struct{}{}}, nil
+		ended: map[string]chan struct{}{}, relag: make(chan struct{})}, nil
 }
 
-// SetLag holds the watches of resource for d from their next chunk on; 0
-// ends the lag. Negative d is an error.
+// SetLag holds the chunks of resource's watches for d after they
+// arrived, those held now included; 0 ends the lag and passes on what is
+// held. Negative d is an error.
 func (p *LagProxy) SetLag(resource string, d time.Duration) error {
 	if d < 0 {
 		return fmt.Errorf("harness: lag of %s must be >= 0, got %v", resource, d)
@@ -128,13 +132,16 @@ func (p *LagProxy) SetLag(resource string, d time.Duration) error {
 	} else {
 		p.lags[resource] = d
 	}
+	close(p.relag)
+	p.relag = make(chan struct{})
 	return nil
 }
 
-func (p *LagProxy) lagOf(resource string) time.Duration {
+// lagOf is resource's lag, and the channel closed when it may change.
+func (p *LagProxy) lagOf(resource string) (time.Duration, <-chan struct{}) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.lags[resource]
+	return p.lags[resource], p.relag
 }
 
 // Serve proxies until ctx ends, then returns once every request it was
@@ -253,22 +260,39 @@ func (p *LagProxy) relay(ctx context.Context, w http.ResponseWriter, body io.Rea
 			return
 		default:
 		}
-		if wait := time.Until(c.at.Add(p.lagOf(res))); wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-ended:
-				t.Stop()
-				return
-			}
+		if !p.hold(ctx, c.at, res, ended) {
+			return
 		}
 		if _, err := w.Write(c.b); err != nil {
 			return
 		}
 		_ = rc.Flush()
+	}
+}
+
+// hold waits until a chunk that arrived at at is due under res's lag,
+// looking again whenever SetLag runs; false when ctx ends or ended is
+// closed first.
+func (p *LagProxy) hold(ctx context.Context, at time.Time, res string, ended <-chan struct{}) bool {
+	for {
+		lag, relag := p.lagOf(res)
+		wait := time.Until(at.Add(lag))
+		if wait <= 0 {
+			return true
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+			return true
+		case <-relag:
+			t.Stop()
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-ended:
+			t.Stop()
+			return false
+		}
 	}
 }
 

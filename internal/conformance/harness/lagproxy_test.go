@@ -165,3 +165,33 @@ func TestLagProxyDropEndsTheWatches(t *testing.T) {
 	require.True(t, lines.Scan())
 	require.Equal(t, `{"n":0}`, lines.Text())
 }
+
+// SetLag applies to the chunks held now: ending the lag passes them on.
+func TestLagProxySetLagReleasesWhatItHolds(t *testing.T) {
+	release := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "{\"n\":0}\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer up.Close()
+	defer close(release)
+	p, err := NewLagProxy(&kube.Config{Host: up.URL})
+	require.NoError(t, err)
+	require.NoError(t, p.SetLag("pods", time.Hour))
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- p.Serve(ctx) }()
+	defer func() { cancel(); require.NoError(t, <-done) }()
+
+	resp, err := http.Get(p.URL + "/api/v1/namespaces/ns/pods?watch=1")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.NoError(t, p.SetLag("pods", 0))
+	lines := bufio.NewScanner(resp.Body)
+	require.True(t, lines.Scan(), "the held line comes once the lag ends")
+	require.Equal(t, `{"n":0}`, lines.Text())
+}
