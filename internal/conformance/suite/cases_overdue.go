@@ -16,10 +16,14 @@ import (
 	"github.com/kwatch/kwatch/controller"
 	"github.com/kwatch/kwatch/internal/conformance/harness"
 	"github.com/kwatch/kwatch/kube"
+	"github.com/kwatch/kwatch/watch"
 )
 
 func overdueCases() []Case {
-	return []Case{{Name: "controller/read-past-the-bound-is-not-stale", Run: testReadPastTheBound}}
+	return []Case{
+		{Name: "controller/read-past-the-bound-is-not-stale", Run: testReadPastTheBound},
+		{Name: "controller/write-shown-by-a-relist", Run: testWriteShownByARelist},
+	}
 }
 
 // The manager's bound and the configmaps' watch lag of testReadPastTheBound:
@@ -96,4 +100,63 @@ func testReadPastTheBound(t T, e *Env) {
 	require.NoError(t, err)
 	notStale("after a later write of b")
 	eventually(t, e, time.Minute, "the cache shows the patch of a", func() bool { return notStale("while the cache catches up") })
+}
+
+// testWriteShownByARelist: a manager (bound ten minutes) creates ConfigMap
+// x through its client while a harness.LagProxy holds its cache's watch;
+// another client deletes x, the history is compacted past both, and the
+// proxy drops the watch with the events of x it held. The cache's next
+// watch is refused (410), and it relists past x's create and delete, with
+// no event of x. A Reader.Get of x, waiting since the create, then
+// returns, and finds no x, well within the bound: before the re-check of
+// writes shown without an event of their object it waited the bound.
+func testWriteShownByARelist(t T, e *Env) {
+	p, err := harness.NewLagProxy(e.Target.Config(Admin))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(e.Ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = p.Serve(ctx) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+
+	direct := client.For(newClient(t, e.Target.Config(Admin)), kube.Typed[*corev1.ConfigMap](configMapsRes), client.Options{})
+	_, err = direct.Create(e.Ctx, newConfigMap(e.NS, "other", map[string]string{"v": "0"}), client.CreateOptions{})
+	require.NoError(t, err)
+	mgr, err := controller.NewManager(newClient(t, &kube.Config{Host: p.URL}), controller.ManagerOptions{Namespace: e.NS,
+		ExpectationTimeout: 10 * time.Minute, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	cms, err := controller.Cache(mgr, kube.Typed[*corev1.ConfigMap](configMapsRes))
+	require.NoError(t, err)
+	wg.Go(func() { _ = mgr.Run(ctx) })
+	eventually(t, e, time.Minute, "the cache lists other", func() bool {
+		_, ok, err := cms.Get(e.Ctx, controller.Key{Namespace: e.NS, Name: "other"})
+		return err == nil && ok
+	})
+
+	require.NoError(t, p.SetLag("configmaps", time.Hour))
+	writes := client.For(mgr.Client(), kube.Typed[*corev1.ConfigMap](configMapsRes), client.Options{})
+	_, err = writes.Create(e.Ctx, newConfigMap(e.NS, "x", map[string]string{"v": "1"}), client.CreateOptions{})
+	require.NoError(t, err)
+	type read struct {
+		ok  bool
+		err error
+	}
+	got := make(chan read, 1)
+	go func() {
+		_, ok, err := cms.Get(e.Ctx, controller.Key{Namespace: e.NS, Name: "x"})
+		got <- read{ok, err}
+	}()
+	require.NoError(t, direct.Delete(e.Ctx, e.NS, "x", client.DeleteOptions{}))
+	list, err := direct.List(e.Ctx, kube.Scope{Namespace: e.NS}, watch.ListOptions{})
+	require.NoError(t, err)
+	require.NoError(t, e.Target.Expire(e.Ctx, list.ResourceVersion))
+	p.Drop("configmaps")
+	require.NoError(t, p.SetLag("configmaps", 0))
+
+	select {
+	case r := <-got:
+		require.NoError(t, r.err, "the read of x")
+		require.False(t, r.ok, "the cache relisted past x's delete")
+	case <-time.After(2 * time.Minute):
+		require.Fail(t, "the read of x still waits two minutes after the relist that shows the write")
+	}
 }
