@@ -116,8 +116,10 @@
 //     the resourceVersion the server returned (or a later one), and, for
 //     a delete, no longer holds that uid or shows it with a
 //     deletionTimestamp. Until then the key is parked without a worker and
-//     queued again by the cache event that shows its last write; other
-//     keys run; a failed key's retry that is parked keeps its backoff.
+//     queued again by the cache event that shows its last write, or within
+//     a second of a cache coming to show it with no event of the object (a
+//     bookmark, a relist past it); other keys run; a failed key's retry
+//     that is parked keeps its backoff.
 //     The wait ends 30 s after the key's last write at most
 //     (ManagerOptions.ExpectationTimeout; kwatch_expectation_timeouts_total
 //     counts it, a warning names the key and what was not seen). A write

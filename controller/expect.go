@@ -133,6 +133,10 @@ type keyWait struct {
 	last   time.Time       // the last write's time: the bound runs from it
 	add    func(Key)       // set while the key is parked: queues it again
 	timer  *time.Timer     // the bound's timer, while parked
+	// fresh: a write was added, or the key parked, since the last re-check
+	// of writes shown without an event (expect_recheck.go), which must
+	// then look at it whatever its caches' resourceVersions.
+	fresh bool
 }
 
 // expectations records a manager's writes and gates its keys on them.
@@ -337,6 +341,7 @@ func (e *expectations) add(ctx context.Context, pw *pendingWrite, forReads bool)
 		e.keys[kr] = kw
 	}
 	kw.writes = replaceWrite(kw.writes, pw)
+	kw.fresh = true
 	kw.last = maxTime(kw.last, pw.boundFrom())
 	if e.byObj[pw.ref] == nil {
 		e.byObj[pw.ref] = map[keyRef]struct{}{}
@@ -418,6 +423,7 @@ func (e *expectations) parkLocking(kr keyRef, add func(Key)) (parked bool, repor
 		}
 	}
 	kw.add = add
+	kw.fresh = true
 	e.parked[kr] = struct{}{}
 	e.armRecheckLocked()
 	if kw.timer == nil {

@@ -9,10 +9,14 @@ import "time"
 // parked on the write or wakes the reads waiting for it. So while a key is
 // parked or a read waits, the waits are re-checked every shownRecheck: a
 // key whose caches show its writes is queued again, and the reads look
-// once more. A re-check settles only the keys that wait on a cache whose
-// resourceVersion moved since the last one (what a cache holds of an
-// object changes only through events of it, which settle its keys
-// themselves), so it costs a comparison per parked write and cache.
+// once more. A re-check settles only the parked keys that wait on a cache
+// whose resourceVersion moved since the last one, or that parked or got
+// a write since (what a cache holds of an object changes only through
+// events of it, which settle its keys themselves; and a key looked at
+// before is shown or not by its caches' resourceVersions alone, which
+// may go back, after a relist from a server restored to an older state,
+// and forward to the same one), so it costs a look at each key and a
+// comparison per parked write and cache.
 
 // shownRecheck is how long a write shown without an event of its object
 // goes unnoticed at most.
@@ -49,7 +53,9 @@ func (e *expectations) recheckShownLocking() (adds []func()) {
 		if kw.add == nil {
 			continue // not parked: its next reconcile looks itself
 		}
-		if !e.movedLocked(kw, rvs) {
+		fresh := kw.fresh
+		kw.fresh = false
+		if !e.movedLocked(kw, rvs) && !fresh {
 			parked = true
 			continue
 		}
