@@ -105,13 +105,15 @@ func testReadPastTheBound(t T, e *Env) {
 // testWriteShownByARelist: a manager (bound ten minutes) creates ConfigMap
 // x through its client while a harness.LagProxy holds its cache's watch;
 // another client deletes x, the history is compacted past both, and the
-// proxy drops the watch with the events of x it held. The cache's next
-// watch is refused (410), and it relists past x's create and delete, with
+// proxy, in front of a server that reads storage, drops the watch with
+// the events of x it held. The cache's next watch is refused (410), and it relists past x's create and delete, with
 // no event of x. A Reader.Get of x, waiting since the create, then
 // returns, and finds no x, well within the bound: before the re-check of
 // writes shown without an event of their object it waited the bound.
 func testWriteShownByARelist(t T, e *Env) {
-	p, err := harness.NewLagProxy(e.Target.Config(Admin))
+	// A server that reads storage: kube-apiserver's watch cache would
+	// serve the next watch from its own history, compaction or not.
+	p, err := harness.NewLagProxy(e.Target.StorageConfig())
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(e.Ctx)
 	var wg sync.WaitGroup
@@ -125,6 +127,8 @@ func testWriteShownByARelist(t T, e *Env) {
 		ExpectationTimeout: 10 * time.Minute, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
 	cms, err := controller.Cache(mgr, kube.Typed[*corev1.ConfigMap](configMapsRes))
+	require.NoError(t, err)
+	shared, err := controller.Informer(mgr, kube.Typed[*corev1.ConfigMap](configMapsRes))
 	require.NoError(t, err)
 	wg.Go(func() { _ = mgr.Run(ctx) })
 	eventually(t, e, time.Minute, "the cache lists other", func() bool {
@@ -156,6 +160,8 @@ func testWriteShownByARelist(t T, e *Env) {
 	case r := <-got:
 		require.NoError(t, r.err, "the read of x")
 		require.False(t, r.ok, "the cache relisted past x's delete")
+		st := shared.Stats()
+		require.True(t, st.Gone >= 1 && st.Relists >= 2, "the cache's next watch was refused and it relisted: %+v", st)
 	case <-time.After(2 * time.Minute):
 		require.Fail(t, "the read of x still waits two minutes after the relist that shows the write")
 	}
