@@ -64,12 +64,19 @@ func (r *Reader[T]) Get(ctx context.Context, key Key) (obj T, ok bool, err error
 	if err := r.wait(ctx); err != nil {
 		return obj, false, err
 	}
-	if r.entry != nil {
-		if err := r.expect.waitShown(ctx, r.entry, key.String()); err != nil {
-			return obj, false, err
+	for {
+		if r.entry != nil {
+			if err := r.expect.waitShown(ctx, r.entry, key.String()); err != nil {
+				return obj, false, err
+			}
 		}
+		obj, ok, err = r.inf.GetOwned(key.String(), deepCopy[T])
+		if err != nil || !ok || r.entry == nil || !r.expect.readOlder(r.entry, key.String(), obj) {
+			return obj, ok, err
+		}
+		// The cache came to hold an older version than this process's
+		// write after waitShown looked (expect_readers.go): wait again.
 	}
-	return r.inf.GetOwned(key.String(), deepCopy[T])
 }
 
 // ListOptions filter a List. Every selector given must match.

@@ -152,8 +152,12 @@
 //     through the manager's client returns that version or a later one:
 //     it waits, bounded by the context and the same 30 s (then a
 //     *NotShownError, which a later Get gets at once until the cache shows
-//     the write or this process writes the object again). A write of
-//     unknown outcome is not waited for. List does not wait.
+//     the write or this process writes the object again). A cache the
+//     write is not recorded against (out of its scope, or built after
+//     it) is waited for while it holds the object older than the write. A
+//     write of unknown outcome is not waited for, nor a delete answered
+//     with a Status on a cache holding an older incarnation. List does
+//     not wait.
 //   - Handler serves /healthz, /readyz (every informer synced, watching
 //     and heard from within DefaultStaleAfter) and /metrics.
 //

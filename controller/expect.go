@@ -60,13 +60,16 @@ const DefaultExpectationTimeout = 30 * time.Second
 //     bound it gets a *NotShownError at once, for as long as the cache
 //     does not show the write: the write is kept for reads until every
 //     cache shows it or a later write of the object replaces it, though
-//     keys forget it at the bound. A write of unknown outcome is not
-//     waited for. Nor does a read wait on a cache that, as the manager
-//     cannot tell, lags behind another writer's version of the object: one
-//     out of the write's scope that is still to see the object come in it,
-//     one built after the write, or, for a delete answered with a Status
-//     (which names no version), one holding an older incarnation
-//     (expect_read2_internal_test.go's skipped tests).
+//     keys forget it at the bound. A cache that is not among the write's
+//     (out of its scope, yet to see another writer's version of the object
+//     come into it; or built after the write) is waited for by a read only
+//     while it holds the object older than the write, and the write is
+//     kept for such reads until every cache that may hold the object shows
+//     it (expect_readers.go). A write of unknown outcome is not waited for.
+//     Nor is a delete answered with a Status (which names no version) on a
+//     cache that holds an older incarnation, as the manager cannot tell
+//     how far that cache must get (expect_read2_internal_test.go's skipped
+//     test).
 
 // resKey names a resource whatever its version: a write through v1 and a
 // cache through v1beta1 are the same objects.
@@ -186,6 +189,9 @@ type expectations struct {
 	// runner's Forget that follows it (expect_backoff.go). Guarded by mu.
 	parked  map[keyRef]struct{}
 	holders func(kube.Written) []*cacheEntry // the caches that hold a written object
+	// allCaches is every cache of the manager, read without its lock
+	// (expect_readers.go); nil: none but the holders.
+	allCaches func() []*cacheEntry
 	// uncertainHolders are the caches a write of unknown outcome waits on.
 	uncertainHolders func(kube.Written) []*cacheEntry
 	// recheck is the timer of the next re-check of the waits for writes
@@ -235,8 +241,10 @@ func (e *expectations) sweepListLocked(recent []recorded, now time.Time, age tim
 			break
 		}
 		n++
-		if e.objects[r.w.ref] == r.w && !e.pruneLocked(r.w) {
-			e.overdue[r.w.ref] = struct{}{}
+		if e.objects[r.w.ref] == r.w {
+			if e.pruneLocked(r.w); e.objects[r.w.ref] == r.w {
+				e.overdue[r.w.ref] = struct{}{}
+			}
 		}
 		if !r.ok {
 			continue
@@ -287,8 +295,8 @@ func (e *expectations) record(ctx context.Context, w kube.Written) {
 			pw.caches = append(pw.caches, c)
 		}
 	}
-	if len(pw.caches) == 0 {
-		return
+	if len(pw.caches) == 0 && !e.keptForReadsLocked(pw) {
+		return // shown everywhere: keep e.mu free
 	}
 	e.add(ctx, pw, true)
 }
@@ -319,10 +327,11 @@ func (e *expectations) add(ctx context.Context, pw *pendingWrite, forReads bool)
 	// Shown meanwhile? A cache event applied after the check above has
 	// called observed before this write was in the maps.
 	pw.caches = slices.DeleteFunc(pw.caches, func(c *cacheEntry) bool { return c.shows(pw) })
-	if len(pw.caches) == 0 {
+	reads := forReads && (len(pw.caches) > 0 || e.keptForReadsLocked(pw))
+	if len(pw.caches) == 0 && !reads {
 		return
 	}
-	if prev := e.objects[pw.ref]; forReads && (prev == nil || !prev.supersedes(pw)) {
+	if prev := e.objects[pw.ref]; reads && (prev == nil || !prev.supersedes(pw)) {
 		e.objects[pw.ref] = pw
 		delete(e.overdue, pw.ref) // pw is within its bound
 	}
@@ -332,7 +341,7 @@ func (e *expectations) add(ctx context.Context, pw *pendingWrite, forReads bool)
 	} else {
 		e.recent = append(e.recent, recorded{w: pw, kr: kr, ok: ok})
 	}
-	if !ok {
+	if !ok || len(pw.caches) == 0 {
 		return
 	}
 	kw := e.keys[kr]
@@ -462,7 +471,8 @@ func (e *expectations) settleLocked(kr keyRef, kw *keyWait) bool {
 }
 
 // pruneLocked drops from w the caches that show it and reports whether
-// none is left: then a read no longer waits on it.
+// none is left: then no key waits on it, and a read only while another
+// cache may hold what it replaced (expect_readers.go).
 func (e *expectations) pruneLocked(w *pendingWrite) bool {
 	kept := w.caches[:0]
 	for _, c := range w.caches {
@@ -474,7 +484,7 @@ func (e *expectations) pruneLocked(w *pendingWrite) bool {
 	if len(kept) > 0 {
 		return false
 	}
-	if e.objects[w.ref] == w {
+	if e.objects[w.ref] == w && !e.keptForReadsLocked(w) {
 		delete(e.objects, w.ref)
 		delete(e.overdue, w.ref)
 	}

@@ -51,7 +51,7 @@ func (e *expectations) waitShown(ctx context.Context, c *cacheEntry, key string)
 	for {
 		e.mu.Lock()
 		w := e.objects[ref]
-		if w == nil || !w.waitsFor(c) || c.shows(w) {
+		if w == nil || c.shows(w) || !c.readWaits(w) {
 			e.mu.Unlock()
 			return nil
 		}

@@ -55,6 +55,7 @@ type read2Rig struct {
 func newRead2Rig(res kube.Resource) *read2Rig {
 	r := &read2Rig{res: res, m: &Manager{caches: map[cacheKey]*cacheEntry{}}}
 	r.e = newExpectations(DefaultExpectationTimeout, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, r.m.holders)
+	r.e.allCaches = r.m.allCaches
 	return r
 }
 
@@ -70,7 +71,7 @@ func (r *read2Rig) cache(sc kube.Scope, rv uint64) *read2Cache {
 		},
 		state: func(key string, _ bool) objState { return f.at(key) }}
 	r.m.mu.Lock()
-	r.m.caches[cacheKey{res: r.res.GroupVersion() + "/" + r.res.Resource, scope: sc}] = f.c
+	r.m.addCacheLocked(cacheKey{res: r.res.GroupVersion() + "/" + r.res.Resource, scope: sc}, f.c)
 	r.m.mu.Unlock()
 	return f
 }

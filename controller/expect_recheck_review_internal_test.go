@@ -335,10 +335,11 @@ func newRecheckSim(t *testing.T, seed uint64) *recheckSim {
 				defer s.mu.Unlock()
 				return sc2.objs[key]
 			}}
-		m.caches[cacheKey{res: "v1/configmaps", scope: sc}] = sc2.c
+		m.addCacheLocked(cacheKey{res: "v1/configmaps", scope: sc}, sc2.c)
 		s.caches = append(s.caches, sc2)
 	}
 	s.e = newExpectations(DefaultExpectationTimeout, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, m.holders)
+	s.e.allCaches = m.allCaches
 	for i := range 3 {
 		s.keys = append(s.keys, &simKey{kr: keyRef{"ctl", Key{Namespace: "demo", Name: fmt.Sprint("k", i)}}})
 	}

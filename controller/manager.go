@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"reflect"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kwatch/kwatch/events"
@@ -104,12 +107,16 @@ type Manager struct {
 	// informers runs the caches' informers (informers.go).
 	informers informerRunner
 
-	mu          sync.Mutex
-	caches      map[cacheKey]*cacheEntry // one informer each; guarded by mu
-	controllers []*Controller            // guarded by mu
-	recorders   []*events.Recorder       // guarded by mu
-	indexers    map[cacheKey]any         // map[string]store.IndexFunc[T] waiting for their informer; guarded by mu
-	running     bool                     // guarded by mu
+	mu     sync.Mutex
+	caches map[cacheKey]*cacheEntry // one informer each; guarded by mu
+	// cacheList is caches' values, replaced whenever caches changes: the
+	// expectations read it under their own lock, which mu must not be
+	// taken under.
+	cacheList   atomic.Pointer[[]*cacheEntry]
+	controllers []*Controller      // guarded by mu
+	recorders   []*events.Recorder // guarded by mu
+	indexers    map[cacheKey]any   // map[string]store.IndexFunc[T] waiting for their informer; guarded by mu
+	running     bool               // guarded by mu
 	// scans are the sharded controllers' handover scans (shard.go),
 	// added by New; guarded by mu.
 	scans []*shardFilter
@@ -178,6 +185,7 @@ func NewManager(c *kube.Client, opts ManagerOptions) (*Manager, error) {
 	if opts.ExpectationTimeout > 0 {
 		m.expect = newExpectations(opts.ExpectationTimeout, log, opts.Metrics, m.holders)
 		m.expect.uncertainHolders, m.expect.serverRV = m.uncertainHolders, m.serverRV
+		m.expect.allCaches = m.allCaches
 	}
 	if le := opts.LeaderElection; le != nil {
 		cfg := *le
@@ -303,9 +311,25 @@ func informerIn[T watch.Object](m *Manager, res kube.Resource, scope kube.Scope)
 	}
 	e := &cacheEntry{inf: inf, run: inf.Run, name: name, health: inf.Health, synced: inf.HasSynced,
 		res: rk, scope: key.scope, storeRV: inf.Store().ResourceVersion, state: stateFunc(inf)}
-	m.caches[key] = e
+	m.addCacheLocked(key, e)
 	m.informers.addLocked(e) // started at once when Run is running
 	return inf, nil
+}
+
+// addCacheLocked puts e in m.caches as key, and in m.cacheList. m.mu is
+// held.
+func (m *Manager) addCacheLocked(key cacheKey, e *cacheEntry) {
+	m.caches[key] = e
+	list := slices.Collect(maps.Values(m.caches))
+	m.cacheList.Store(&list)
+}
+
+// allCaches is every cache of the manager; it takes no lock.
+func (m *Manager) allCaches() []*cacheEntry {
+	if l := m.cacheList.Load(); l != nil {
+		return *l
+	}
+	return nil
 }
 
 // Index adds an index to the cache of res, for Reader.ByIndex. It must

@@ -23,6 +23,7 @@ func overdueCases() []Case {
 	return []Case{
 		{Name: "controller/read-past-the-bound-is-not-stale", Run: testReadPastTheBound},
 		{Name: "controller/write-shown-by-a-relist", Run: testWriteShownByARelist},
+		{Name: "controller/read-from-a-cache-out-of-the-writes-scope", Run: testReadOutOfScope},
 	}
 }
 
@@ -165,4 +166,76 @@ func testWriteShownByARelist(t T, e *Env) {
 	case <-time.After(2 * time.Minute):
 		require.Fail(t, "the read of x still waits two minutes after the relist that shows the write")
 	}
+}
+
+// Lags of testReadOutOfScope: every configmaps watch is held back by
+// scopeLag; scopeGap apart, another writer's create and this process's
+// relabel reach the caches that far apart, a window in which a cache
+// holds the created version only.
+const (
+	scopeLag = 3 * time.Second
+	scopeGap = 2 * time.Second
+)
+
+// testReadOutOfScope: a manager caches the ConfigMaps labelled app=a and
+// those labelled app=b, both watches lagging by scopeLag. Another writer
+// makes x with app=a; this process then relabels x to app=b. The write
+// is recorded against the app=b cache, which takes x; the app=a cache,
+// which did not hold x then, comes to hold the created version for a
+// while before it sees x leave. A Reader.Get of x from the app=a cache
+// never returns a version older than the relabel: it finds no x, or waits.
+// Before expect_readers.go it returned the created x in that window.
+func testReadOutOfScope(t T, e *Env) {
+	p, err := harness.NewLagProxy(e.Target.Config(Admin))
+	require.NoError(t, err)
+	require.NoError(t, p.SetLag("configmaps", scopeLag))
+	ctx, cancel := context.WithCancel(e.Ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = p.Serve(ctx) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+
+	res := kube.Typed[*corev1.ConfigMap](configMapsRes)
+	mgr, err := controller.NewManager(newClient(t, &kube.Config{Host: p.URL}), controller.ManagerOptions{Namespace: e.NS,
+		ExpectationTimeout: 10 * time.Minute, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	scopeA := kube.Scope{Namespace: e.NS, LabelSelector: "app=a"}
+	a, err := controller.CacheIn(mgr, res, scopeA)
+	require.NoError(t, err)
+	infA, err := controller.InformerIn(mgr, res, scopeA)
+	require.NoError(t, err)
+	_, err = controller.CacheIn(mgr, res, kube.Scope{Namespace: e.NS, LabelSelector: "app=b"})
+	require.NoError(t, err)
+	wg.Go(func() { _ = mgr.Run(ctx) })
+	require.True(t, infA.WaitForSync(e.Ctx))
+
+	direct := client.For(newClient(t, e.Target.Config(Admin)), res, client.Options{})
+	x := newConfigMap(e.NS, "x", nil)
+	x.Labels = map[string]string{"app": "a"}
+	_, err = direct.Create(e.Ctx, x, client.CreateOptions{})
+	require.NoError(t, err)
+	select { // only widens the window; nothing below relies on it
+	case <-time.After(scopeGap):
+	case <-e.Ctx.Done():
+	}
+	writes := client.For(mgr.Client(), res, client.Options{})
+	relabelled, err := writes.Patch(e.Ctx, e.NS, "x", client.MergePatch, []byte(`{"metadata":{"labels":{"app":"b"}}}`), client.PatchOptions{})
+	require.NoError(t, err)
+	written, err := strconv.ParseUint(relabelled.ResourceVersion, 10, 64)
+	require.NoError(t, err)
+
+	key := controller.Key{Namespace: e.NS, Name: "x"}
+	reads := 0
+	eventually(t, e, time.Minute, "the app=a cache passes the relabel", func() bool {
+		past := infA.Store().ResourceVersion() // read before the Get: a Get after it is the last one needed
+		got, ok, err := a.Get(e.Ctx, key)
+		require.NoError(t, err)
+		reads++
+		if ok {
+			rv, err := strconv.ParseUint(got.ResourceVersion, 10, 64)
+			require.NoError(t, err)
+			require.GreaterOrEqual(t, rv, written, "read %d returned x from before this process's relabel", reads)
+		}
+		n, err := strconv.ParseUint(past, 10, 64)
+		return err == nil && n >= written
+	})
 }
