@@ -155,9 +155,7 @@
 //     the write or this process writes the object again). A cache the
 //     write is not recorded against (out of its scope, or built after
 //     it) is waited for while it holds the object older than the write. A
-//     write of unknown outcome is not waited for, nor a delete answered
-//     with a Status on a cache holding an older incarnation. List does
-//     not wait.
+//     write of unknown outcome is not waited for. List does not wait.
 //   - Handler serves /healthz, /readyz (every informer synced, watching
 //     and heard from within DefaultStaleAfter) and /metrics.
 //

@@ -66,10 +66,10 @@ const DefaultExpectationTimeout = 30 * time.Second
 //     while it holds the object older than the write, and the write is
 //     kept for such reads until every cache that may hold the object shows
 //     it (expect_readers.go). A write of unknown outcome is not waited for.
-//     Nor is a delete answered with a Status (which names no version) on a
-//     cache that holds an older incarnation, as the manager cannot tell
-//     how far that cache must get (expect_read2_internal_test.go's skipped
-//     test).
+//     A delete answered with a Status (which names no version) on a cache
+//     that holds an older incarnation waits for that cache to pass the
+//     server's resourceVersion, read then (expect_floor.go); when the read
+//     fails, the cache shows the delete by not holding its uid.
 
 // resKey names a resource whatever its version: a write through v1 and a
 // cache through v1beta1 are the same objects.
@@ -290,6 +290,7 @@ func (e *expectations) record(ctx context.Context, w kube.Written) {
 			}
 		}
 	}
+	e.statusDeleteFloors(ctx, w, pw, holders)
 	for _, c := range holders {
 		if !c.shows(pw) {
 			pw.caches = append(pw.caches, c)

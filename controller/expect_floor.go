@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"slices"
 
 	"github.com/kwatch/kwatch/kube"
@@ -95,12 +96,18 @@ func (w *pendingWrite) deletedAt(holders []*cacheEntry) {
 		return
 	}
 	for _, c := range holders {
-		i := slices.IndexFunc(w.floors, func(f floor) bool { return f.c == c })
-		if i < 0 {
-			w.floors = append(w.floors, floor{c, w.delRV})
-		} else {
-			w.floors[i].rv = max(w.floors[i].rv, w.delRV)
-		}
+		w.raiseFloor(c, w.delRV)
+	}
+}
+
+// raiseFloor makes c show w only once it has reached rv, or a higher
+// version its floor already names.
+func (w *pendingWrite) raiseFloor(c *cacheEntry, rv uint64) {
+	i := slices.IndexFunc(w.floors, func(f floor) bool { return f.c == c })
+	if i < 0 {
+		w.floors = append(w.floors, floor{c, rv})
+	} else {
+		w.floors[i].rv = max(w.floors[i].rv, rv)
 	}
 }
 
@@ -122,5 +129,39 @@ func (w *pendingWrite) supersedes(x *pendingWrite) bool {
 		return w.delRV > 0 && w.delRV >= x.rv
 	default:
 		return x.delRV > 0 && w.delRV > x.delRV
+	}
+}
+
+// statusDeleteFloors makes the holders that hold another incarnation of
+// the object than pw, a delete answered with a Status (which names the
+// uid but no version), show pw only once they have passed the server's
+// resourceVersion read now: such a cache is behind another actor's
+// delete and re-create, and may be yet to see the deleted incarnation
+// come and go; the delete is at or below what the server shows after its
+// answer. The read is made only then, in the writer's call; without an
+// answer those caches show pw as before, by not holding its uid.
+func (e *expectations) statusDeleteFloors(ctx context.Context, w kube.Written, pw *pendingWrite, holders []*cacheEntry) {
+	if !pw.deleted || pw.delRV != 0 || pw.uid == "" || e.serverRV == nil {
+		return
+	}
+	var behind []*cacheEntry
+	for _, c := range holders {
+		if st := c.state(pw.ref.key, false); st.present && st.uid != "" && st.uid != pw.uid {
+			behind = append(behind, c)
+		}
+	}
+	if len(behind) == 0 {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, serverRVTimeout)
+	defer cancel()
+	rv, err := e.serverRV(rctx, w.Resource, w.Namespace)
+	if err != nil {
+		e.log.Warn("could not read the server's resourceVersion after a delete a cache is behind; reads of it may return the older incarnation it holds",
+			"object", pw.ref.String(), "error", err)
+		return
+	}
+	for _, c := range behind {
+		pw.raiseFloor(c, rv)
 	}
 }
