@@ -24,6 +24,7 @@ func overdueCases() []Case {
 		{Name: "controller/read-past-the-bound-is-not-stale", Run: testReadPastTheBound},
 		{Name: "controller/write-shown-by-a-relist", Run: testWriteShownByARelist},
 		{Name: "controller/read-from-a-cache-out-of-the-writes-scope", Run: testReadOutOfScope},
+		{Name: "controller/read-after-a-status-delete-of-a-newer-incarnation", Run: testStatusDeleteNewerIncarnation},
 	}
 }
 
@@ -238,4 +239,70 @@ func testReadOutOfScope(t T, e *Env) {
 		n, err := strconv.ParseUint(past, 10, 64)
 		return err == nil && n >= written
 	})
+}
+
+// testStatusDeleteNewerIncarnation: a manager caches ConfigMap x (u1);
+// with its watch lagging by scopeLag, another writer deletes x and makes
+// it again (u2), and this process deletes u2, which kube-apiserver
+// answers with a Status (a uid, no resourceVersion). The cache still
+// holds u1. A Reader.Get of x returns neither u1 nor u2 at any time: it
+// waits until the cache has passed the server's resourceVersion read
+// after the delete (a later create of y in the namespace moves it there),
+// then finds no x. Before the fix it returned u1 at once.
+func testStatusDeleteNewerIncarnation(t T, e *Env) {
+	p, err := harness.NewLagProxy(e.Target.Config(Admin))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(e.Ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = p.Serve(ctx) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+
+	res := kube.Typed[*corev1.ConfigMap](configMapsRes)
+	direct := client.For(newClient(t, e.Target.Config(Admin)), res, client.Options{})
+	first, err := direct.Create(e.Ctx, newConfigMap(e.NS, "x", map[string]string{"v": "1"}), client.CreateOptions{})
+	require.NoError(t, err)
+	mgr, err := controller.NewManager(newClient(t, &kube.Config{Host: p.URL}), controller.ManagerOptions{Namespace: e.NS,
+		ExpectationTimeout: 10 * time.Minute, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	cms, err := controller.Cache(mgr, res)
+	require.NoError(t, err)
+	inf, err := controller.Informer(mgr, res)
+	require.NoError(t, err)
+	wg.Go(func() { _ = mgr.Run(ctx) })
+	key := controller.Key{Namespace: e.NS, Name: "x"}
+	eventually(t, e, time.Minute, "the cache holds x", func() bool {
+		got, ok, err := cms.Get(e.Ctx, key)
+		return err == nil && ok && got.UID == first.UID
+	})
+
+	require.NoError(t, p.SetLag("configmaps", scopeLag))
+	require.NoError(t, direct.Delete(e.Ctx, e.NS, "x", client.DeleteOptions{}))
+	second, err := direct.Create(e.Ctx, newConfigMap(e.NS, "x", map[string]string{"v": "2"}), client.CreateOptions{})
+	require.NoError(t, err)
+	writes := client.For(mgr.Client(), res, client.Options{})
+	require.NoError(t, writes.Delete(e.Ctx, e.NS, "x", client.DeleteOptions{}))
+	y, err := direct.Create(e.Ctx, newConfigMap(e.NS, "y", nil), client.CreateOptions{})
+	require.NoError(t, err)
+	after, err := strconv.ParseUint(y.ResourceVersion, 10, 64)
+	require.NoError(t, err)
+
+	reads := 0
+	eventually(t, e, time.Minute, "the cache passes the create of y", func() bool {
+		past := inf.Store().ResourceVersion() // read before the Get: a Get after it is the last one needed
+		got, ok, err := cms.Get(e.Ctx, key)
+		require.NoError(t, err)
+		reads++
+		require.False(t, ok, "read %d returned x (uid %s; u1 %s, u2 %s), deleted by this process or before it",
+			reads, objUID(got), first.UID, second.UID)
+		n, err := strconv.ParseUint(past, 10, 64)
+		return err == nil && n >= after
+	})
+}
+
+// objUID is cm's uid, "" for none.
+func objUID(cm *corev1.ConfigMap) string {
+	if cm == nil {
+		return ""
+	}
+	return string(cm.UID)
 }
