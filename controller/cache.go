@@ -64,20 +64,30 @@ func (r *Reader[T]) Get(ctx context.Context, key Key) (obj T, ok bool, err error
 	if err := r.wait(ctx); err != nil {
 		return obj, false, err
 	}
-	for {
+	for round := 0; ; round++ {
+		var seen *pendingWrite
 		if r.entry != nil {
-			if err := r.expect.waitShown(ctx, r.entry, key.String()); err != nil {
+			if seen, err = r.expect.waitShown(ctx, r.entry, key.String()); err != nil {
 				return obj, false, err
 			}
 		}
 		obj, ok, err = r.inf.GetOwned(key.String(), deepCopy[T])
-		if err != nil || !ok || r.entry == nil || !r.expect.readOlder(r.entry, key.String(), obj) {
+		if err != nil || !ok || !readOlder(seen, obj) {
 			return obj, ok, err
 		}
 		// The cache came to hold an older version than this process's
-		// write after waitShown looked (expect_readers.go): wait again.
+		// write after waitShown looked (expect_readers.go): look again,
+		// a few times; a cache that shows the write and still holds an
+		// older object (no stream does that) gets the error.
+		if round == maxReadRounds {
+			return obj, false, &NotShownError{Write: seen.String(), After: r.expect.timeout}
+		}
 	}
 }
+
+// maxReadRounds bounds Get's second looks: the first finds the cache's
+// state past the write.
+const maxReadRounds = 4
 
 // ListOptions filter a List. Every selector given must match.
 type ListOptions struct {

@@ -155,7 +155,8 @@
 //     the write or this process writes the object again). A cache the
 //     write is not recorded against (out of its scope, or built after
 //     it) is waited for while it holds the object older than the write. A
-//     write of unknown outcome is not waited for. List does not wait.
+//     write of unknown outcome is not waited for, nor a few cases of
+//     caches behind another writer (expect.go). List does not wait.
 //   - Handler serves /healthz, /readyz (every informer synced, watching
 //     and heard from within DefaultStaleAfter) and /metrics.
 //

@@ -41,7 +41,9 @@ func (c *cacheEntry) shows(w *pendingWrite) bool {
 	if f, _ := w.floor(c); !c.passed(f, st) {
 		return false // it has not shown the earlier write yet: the object is still to come
 	}
-	return !st.present || (w.uid != "" && st.uid != w.uid) || st.deleting
+	// A cache of a type without a uid says nothing of incarnations: it
+	// shows the delete once the object is gone.
+	return !st.present || (w.uid != "" && st.uid != "" && st.uid != w.uid) || st.deleting
 }
 
 // passed reports whether the cache has applied resourceVersion rv (0:
@@ -54,6 +56,13 @@ func (c *cacheEntry) passed(rv uint64, st objState) bool {
 		return true
 	}
 	return st.present && st.rv >= rv
+}
+
+// reachedRV reports whether the cache's store has applied resourceVersion
+// rv.
+func (c *cacheEntry) reachedRV(rv uint64) bool {
+	srv, err := strconv.ParseUint(c.storeRV(), 10, 64)
+	return err == nil && srv >= rv
 }
 
 // reached reports whether the cache's store has applied resourceVersion

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"slices"
+	"strconv"
 
 	"github.com/kwatch/kwatch/kube"
 )
@@ -20,7 +21,10 @@ func (e *expectations) afterUnshown(w *pendingWrite, holders []*cacheEntry) []*c
 	if prev == nil {
 		return holders
 	}
-	if w.deleted && w.uid == "" && !prev.deleted {
+	if w.deleted && w.uid == "" && !prev.deleted && len(prev.caches) > 0 {
+		// Of a write some cache has not shown yet: the incarnation it
+		// wrote is the one deleted. (One only kept for reads may be gone
+		// and made again by another actor since.)
 		w.uid = prev.uid
 	}
 	for _, c := range prev.caches {
@@ -31,7 +35,7 @@ func (e *expectations) afterUnshown(w *pendingWrite, holders []*cacheEntry) []*c
 		if !held {
 			holders = append(holders, c)
 		}
-		w.floors = append(w.floors, floor{c, prev.needs(c)})
+		w.floors = append(w.floors, floor{c: c, rv: prev.needs(c)})
 	}
 	return holders
 }
@@ -40,6 +44,9 @@ func (e *expectations) afterUnshown(w *pendingWrite, holders []*cacheEntry) []*c
 type floor struct {
 	c  *cacheEntry
 	rv uint64
+	// lifts: rv falls to 0 once c is seen holding the deleted uid
+	// (statusDeleteFloors).
+	lifts bool
 }
 
 // floor is what c must reach before it can show w, and whether c is one
@@ -105,7 +112,7 @@ func (w *pendingWrite) deletedAt(holders []*cacheEntry) {
 func (w *pendingWrite) raiseFloor(c *cacheEntry, rv uint64) {
 	i := slices.IndexFunc(w.floors, func(f floor) bool { return f.c == c })
 	if i < 0 {
-		w.floors = append(w.floors, floor{c, rv})
+		w.floors = append(w.floors, floor{c: c, rv: rv})
 	} else {
 		w.floors[i].rv = max(w.floors[i].rv, rv)
 	}
@@ -132,36 +139,79 @@ func (w *pendingWrite) supersedes(x *pendingWrite) bool {
 	}
 }
 
-// statusDeleteFloors makes the holders that hold another incarnation of
-// the object than pw, a delete answered with a Status (which names the
-// uid but no version), show pw only once they have passed the server's
-// resourceVersion read now: such a cache is behind another actor's
-// delete and re-create, and may be yet to see the deleted incarnation
-// come and go; the delete is at or below what the server shows after its
-// answer. The read is made only then, in the writer's call; without an
-// answer those caches show pw as before, by not holding its uid.
-func (e *expectations) statusDeleteFloors(ctx context.Context, w kube.Written, pw *pendingWrite, holders []*cacheEntry) {
-	if !pw.deleted || pw.delRV != 0 || pw.uid == "" || e.serverRV == nil {
-		return
+// A delete answered with a Status names the uid but no version. A
+// holder that holds another incarnation of the object is behind another
+// actor's delete and re-create, and may be yet to see the deleted one
+// come and go: its not holding the deleted uid says nothing. So the
+// server's resourceVersion is read after the answer, in the writer's
+// call (the delete is at or below it), and such a holder shows the delete
+// only once it has passed that version, or once it has been seen holding
+// the deleted uid (a later event of the object, as the holder's events
+// come in order) and then not. The same when the Status names no uid and
+// the holders hold different ones: which went is unknown, so every
+// holder waits so. Without an answer the holders show the delete as
+// before, by not holding its uid.
+
+// statusDeleteBehind returns the holders of w, a delete answered with a
+// Status, that are behind by the above, with the server's resourceVersion
+// read for them; none when none is, or the read failed.
+func (e *expectations) statusDeleteBehind(ctx context.Context, w kube.Written, holders []*cacheEntry) ([]*cacheEntry, uint64) {
+	if !w.Deleted || e.serverRV == nil {
+		return nil, 0
 	}
+	if _, err := strconv.ParseUint(w.ResourceVersion, 10, 64); err == nil {
+		return nil, 0 // the answer showed the object's version (deletedAt)
+	}
+	key := storeKey(w.Namespace, w.Name)
 	var behind []*cacheEntry
+	uids := map[string]bool{}
 	for _, c := range holders {
-		if st := c.state(pw.ref.key, false); st.present && st.uid != "" && st.uid != pw.uid {
+		st := c.state(key, false)
+		if !st.present || st.uid == "" {
+			continue
+		}
+		uids[st.uid] = true
+		if w.UID != "" && st.uid != w.UID {
 			behind = append(behind, c)
 		}
 	}
+	if w.UID == "" && len(uids) > 1 {
+		behind = holders
+	}
 	if len(behind) == 0 {
-		return
+		return nil, 0
 	}
 	rctx, cancel := context.WithTimeout(ctx, serverRVTimeout)
 	defer cancel()
 	rv, err := e.serverRV(rctx, w.Resource, w.Namespace)
 	if err != nil {
 		e.log.Warn("could not read the server's resourceVersion after a delete a cache is behind; reads of it may return the older incarnation it holds",
-			"object", pw.ref.String(), "error", err)
-		return
+			"object", objRef{resKeyOf(w.Resource), key}.String(), "error", err)
+		return nil, 0
 	}
+	return behind, rv
+}
+
+// statusDeleteFloors raises the floors of behind, caches that are behind
+// w's delete, to rv; a floor made here lifts once the cache is seen
+// holding w's uid.
+func (w *pendingWrite) statusDeleteFloors(behind []*cacheEntry, rv uint64) {
 	for _, c := range behind {
-		pw.raiseFloor(c, rv)
+		if _, ok := w.floor(c); ok {
+			w.raiseFloor(c, rv)
+			continue
+		}
+		w.floors = append(w.floors, floor{c: c, rv: rv, lifts: w.uid != ""})
+	}
+}
+
+// liftFloors drops the lifting floors of the caches that now hold w's
+// uid: they have seen the deleted incarnation come, so its going shows
+// the delete. Expects expectations.mu held.
+func (w *pendingWrite) liftFloors() {
+	for i, f := range w.floors {
+		if f.lifts && f.rv != 0 && w.uid != "" && f.c.state(w.ref.key, false).uid == w.uid {
+			w.floors[i].rv = 0
+		}
 	}
 }

@@ -109,7 +109,7 @@ func (r *overdueRig) write(name string, rv uint64) {
 // read is what a Get of ConfigMap name would wait for: nil when the
 // cache may be read.
 func (r *overdueRig) read(name string) error {
-	return r.e.waitShown(context.Background(), r.c, "demo/"+name)
+	return r.e.waitShownErr(context.Background(), r.c, "demo/"+name)
 }
 
 // kept reports whether a read of name still waits on a write of it.

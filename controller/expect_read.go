@@ -29,11 +29,12 @@ func (e *expectations) recheckOverdueLocked(now time.Time) {
 
 // waitShown waits until cache c shows this process's latest write of the
 // object at key, if there is one: for a read that must not be older than
-// the reader's own write. It returns an error naming the write when ctx
-// ends or the bound passes first.
-func (e *expectations) waitShown(ctx context.Context, c *cacheEntry, key string) error {
+// the reader's own write. It returns the write it last looked at (nil for
+// none), for readOlder, or an error naming the write when ctx ends or the
+// bound passes first.
+func (e *expectations) waitShown(ctx context.Context, c *cacheEntry, key string) (*pendingWrite, error) {
 	if e == nil || e.timeout <= 0 {
-		return nil
+		return nil, nil
 	}
 	ref := objRef{c.res, key}
 	// The timer runs to the bound of the write waited on: a later write
@@ -51,16 +52,16 @@ func (e *expectations) waitShown(ctx context.Context, c *cacheEntry, key string)
 	for {
 		e.mu.Lock()
 		w := e.objects[ref]
-		if w == nil || c.shows(w) || !c.readWaits(w) {
+		if w == nil || c.readDone(w) {
 			e.mu.Unlock()
-			return nil
+			return w, nil
 		}
 		changed, left := e.changed, time.Until(w.at.Add(e.timeout))
 		e.watched = true
 		e.armRecheckLocked()
 		e.mu.Unlock()
 		if left <= 0 {
-			return &NotShownError{Write: w.String(), After: e.timeout}
+			return w, &NotShownError{Write: w.String(), After: e.timeout}
 		}
 		if w != timed {
 			if timer != nil {
@@ -72,7 +73,7 @@ func (e *expectations) waitShown(ctx context.Context, c *cacheEntry, key string)
 		case <-changed:
 		case <-timer.C:
 		case <-ctx.Done():
-			return fmt.Errorf("controller: waiting for the cache to show %s: %w", w, ctx.Err())
+			return w, fmt.Errorf("controller: waiting for the cache to show %s: %w", w, ctx.Err())
 		}
 	}
 }

@@ -93,7 +93,7 @@ func TestRead2ReadBoundIsTheLatestWrite(t *testing.T) {
 		r.write(kube.Written{Name: "x", ResourceVersion: "10", UID: "u1"})
 		time.Sleep(20 * time.Second)
 		read := make(chan error, 1)
-		go func() { read <- r.e.waitShown(context.Background(), c.c, "demo/x") }()
+		go func() { read <- r.e.waitShownErr(context.Background(), c.c, "demo/x") }()
 		time.Sleep(5 * time.Second)
 		r.write(kube.Written{Name: "x", ResourceVersion: "20", UID: "u1"})
 		time.Sleep(10 * time.Second)
@@ -115,7 +115,7 @@ func TestRead2ReadAtTheBoundRechecks(t *testing.T) {
 		c := r.cache(demo, 5)
 		r.write(kube.Written{Name: "x", ResourceVersion: "10", UID: "u1"})
 		read := make(chan error, 1)
-		go func() { read <- r.e.waitShown(context.Background(), c.c, "demo/x") }()
+		go func() { read <- r.e.waitShownErr(context.Background(), c.c, "demo/x") }()
 		time.Sleep(20 * time.Second)
 		c.bookmark(12)
 		time.Sleep(DefaultExpectationTimeout)
@@ -277,22 +277,25 @@ func TestRead2CacheBuiltAfterTheHoldersShowIt(t *testing.T) {
 
 // TestRead2ReadRacesTheCache: waitShown found a lagging cache without x,
 // which then applied another writer's x at 5 before the Get read it: the
-// Get's re-check (readOlder) sees the object it read is older than this
-// process's write at 10, and waits again.
+// Get's re-check (readOlder) sees the object it read is older than the
+// write waitShown looked at, even once the cache shows it, and looks
+// again.
 func TestRead2ReadRacesTheCache(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRead2Rig(kube.Pods)
 		a := r.cache(kube.Scope{Namespace: "demo", LabelSelector: "app=a"}, 3)
 		r.cache(kube.Scope{Namespace: "demo", LabelSelector: "app=b"}, 9)
 		r.write(kube.Written{Name: "x", ResourceVersion: "10", UID: "u1", Labels: map[string]string{"app": "b"}})
-		require.False(t, r.blocked(t, a, "x"))
+		seen, err := r.e.waitShown(context.Background(), a.c, "demo/x")
+		require.NoError(t, err)
+		require.NotNil(t, seen, "the write waitShown looked at")
 		r.event(a, 5, "demo/x", present("u1", 5))
 		at5 := &metav1.ObjectMeta{ResourceVersion: "5", UID: "u1"}
-		require.True(t, r.e.readOlder(a.c, "demo/x", at5), "x at 5 is older than the write")
+		require.True(t, readOlder(seen, at5), "x at 5 is older than the write")
 		r.event(a, 10, "demo/x", objState{})
-		require.False(t, r.e.readOlder(a.c, "demo/x", at5), "the cache shows the write")
-		at12 := &metav1.ObjectMeta{ResourceVersion: "12", UID: "u1"}
-		require.False(t, r.e.readOlder(a.c, "demo/x", at12))
+		require.True(t, readOlder(seen, at5), "x at 5 is older than the write, whatever the cache shows now")
+		require.False(t, readOlder(seen, &metav1.ObjectMeta{ResourceVersion: "12", UID: "u1"}))
+		require.False(t, readOlder(nil, at5), "no write: nothing to compare with")
 	})
 }
 
@@ -318,7 +321,22 @@ func TestRead2StatusDeleteOfAnIncarnationTheCacheHasNotSeen(t *testing.T) {
 		r.event(c, 9, "demo/x", present("u2", 9))
 		require.True(t, r.blocked(t, c, "x"), "the cache holds u2, which this process deleted")
 		r.event(c, 11, "demo/x", objState{})
-		require.True(t, r.blocked(t, c, "x"), "the cache has not passed 12")
+		require.False(t, r.blocked(t, c, "x"), "the cache has seen u2 come and go")
+	})
+}
+
+// TestRead2StatusDeleteBehindARelist: as above, but the cache relists past
+// u2's create and delete (it never holds u2): it shows the delete once it
+// has passed the server's version read after it.
+func TestRead2StatusDeleteBehindARelist(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRead2Rig(kube.ConfigMaps)
+		r.e.serverRV = func(context.Context, kube.Resource, string) (uint64, error) { return 12, nil }
+		c := r.cache(demo, 3)
+		c.apply(3, "demo/x", present("u1", 3))
+		r.write(kube.Written{Name: "x", UID: "u2", Deleted: true})
+		r.event(c, 11, "demo/x", objState{}) // a relist at 11: u1 gone, no u2
+		require.True(t, r.blocked(t, c, "x"), "the cache has not passed 12, and never held u2")
 		c.bookmark(12)
 		require.False(t, r.blocked(t, c, "x"))
 	})
@@ -358,7 +376,7 @@ func TestRead2ShownByABookmarkWakesTheRead(t *testing.T) {
 		c := r.cache(demo, 5)
 		r.write(kube.Written{Name: "x", ResourceVersion: "10", UID: "u1"})
 		read := make(chan error, 1)
-		go func() { read <- r.e.waitShown(context.Background(), c.c, "demo/x") }()
+		go func() { read <- r.e.waitShownErr(context.Background(), c.c, "demo/x") }()
 		time.Sleep(5 * time.Second)
 		synctest.Wait()
 		require.Empty(t, read, "the cache does not show the write yet")

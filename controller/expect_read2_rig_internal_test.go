@@ -55,7 +55,7 @@ type read2Rig struct {
 func newRead2Rig(res kube.Resource) *read2Rig {
 	r := &read2Rig{res: res, m: &Manager{caches: map[cacheKey]*cacheEntry{}}}
 	r.e = newExpectations(DefaultExpectationTimeout, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, r.m.holders)
-	r.e.allCaches = r.m.allCaches
+	r.e.cachesOf = r.m.cachesOf
 	return r
 }
 
@@ -96,7 +96,7 @@ func (r *read2Rig) blocked(t *testing.T, f *read2Cache, name string) bool {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	err := r.e.waitShown(ctx, f.c, "demo/"+name)
+	err := r.e.waitShownErr(ctx, f.c, "demo/"+name)
 	if err == nil {
 		return false
 	}
@@ -114,3 +114,9 @@ func (f *read2Cache) bookmark(rv uint64) {
 
 // present is a cached object of uid at rv.
 func present(uid string, rv uint64) objState { return objState{present: true, uid: uid, rv: rv} }
+
+// waitShownErr is waitShown's error alone.
+func (e *expectations) waitShownErr(ctx context.Context, c *cacheEntry, key string) error {
+	_, err := e.waitShown(ctx, c, key)
+	return err
+}

@@ -12,74 +12,107 @@ import (
 // one out of the write's scope that is still to see another writer's
 // version of the object come into it, or one built after the write. Keys
 // do not wait on such a cache: no event of the object may ever show it
-// the write. A read from it waits only when the cache holds the object
-// at a version older than the write, or the incarnation the write
-// deleted: a Get would return an object older than this process's write.
-// So a write that is not a delete is kept for reads, once its caches show
-// it, for as long as a cache of its resource that may hold the object (by
-// the namespace and name its scope allows) does not show it: every cache
-// whose watch runs passes the write's resourceVersion within a bookmark
-// interval. A delete is kept as before: a cache that holds no incarnation
-// of the object gives nothing to compare with.
+// the write. A read from it waits only while the cache holds the object
+// below the write's version, or the incarnation the write deleted: a Get
+// would return an object older than this process's write. So a write is
+// kept for reads, once its caches show it, for as long as a cache of its
+// resource that may hold the object (by the namespace and name its scope
+// allows) has not passed its version: every cache whose watch runs does
+// within a bookmark interval. A delete's version is the one its answer
+// showed, or that of the write it replaced, the higher (keepRV); a
+// delete answered with a Status of an object this process had not
+// written has none, and gives a cache holding no incarnation nothing to
+// compare with. Reader.Get then compares the object it read with the
+// write waitShown looked at (readOlder): the cache may have come to hold
+// an older version between the two.
 
 // keptForReadsLocked reports whether a cache of w's resource may still
 // give a read an object older than w: one that may hold the object and
-// does not show w. Expects e.mu held (or w not yet in e's maps).
+// has not passed w's version (a delete's keepRV). Expects e.mu held (or w
+// not yet in e's maps).
 func (e *expectations) keptForReadsLocked(w *pendingWrite) bool {
-	if w.deleted || w.uncertain != nil || e.allCaches == nil {
+	rv := w.rv
+	if w.deleted {
+		rv = w.keepRV
+	}
+	if rv == 0 || w.uncertain != nil || e.cachesOf == nil {
 		return false
 	}
-	for _, c := range e.allCaches() {
-		if c.res == w.ref.res && c.mayHold(w.ref.key) && !c.shows(w) {
+	for _, c := range e.cachesOf(w.ref.res) {
+		// By versions, not by shows: a cache on a floor shows w once the
+		// object is gone from it, but another writer may bring it back
+		// there below w's version.
+		if c.mayHold(w.ref.key) && !c.passed(rv, c.state(w.ref.key, false)) {
 			return true
 		}
 	}
 	return false
 }
 
-// readWaits reports whether a read from c, which does not show w, must
-// wait for it: c is one of w's caches, or holds what w replaced.
-func (c *cacheEntry) readWaits(w *pendingWrite) bool {
-	if w.waitsFor(c) {
+// readRV is the version below which a read must not return the object:
+// w's own, or for a delete the one it keeps (keepRV); 0 for none.
+func (w *pendingWrite) readRV() uint64 {
+	if w.deleted {
+		return w.keepRV
+	}
+	return w.rv
+}
+
+// stale reports whether st, what a cache holds of w's object, is older
+// than w: below its read version, or the incarnation w deleted (neither
+// gone nor going). An object whose version is not a decimal number (0)
+// cannot be compared.
+func (w *pendingWrite) stale(st objState) bool {
+	if !st.present {
+		return false
+	}
+	if rv := w.readRV(); rv > 0 && st.rv > 0 && st.rv < rv {
 		return true
 	}
-	if w.deleted {
-		// Not showing the delete, c holds the object with w's uid (none
-		// named: any incarnation, which says nothing).
-		return w.uid != ""
-	}
-	return c.state(w.ref.key, false).present // at a version below w's
+	return w.deleted && w.uid != "" && st.uid == w.uid && !st.deleting
 }
 
-// olderThan reports whether an object read at resourceVersion rv with
-// uid is older than w: below its version, or the incarnation it deleted.
-func (w *pendingWrite) olderThan(rv, uid string) bool {
-	if w.deleted {
-		return w.uid != "" && uid == w.uid
+// readDone reports whether a read from c need not wait for w: c holds
+// nothing older than w, and, when it is one of w's caches, shows w. A
+// cache past w's read version holds the object as it is since, whatever
+// its version.
+func (c *cacheEntry) readDone(w *pendingWrite) bool {
+	st := c.state(w.ref.key, w.deleted)
+	if rv := w.readRV(); rv > 0 && c.reachedRV(rv) {
+		st.rv = 0 // nothing to compare: only the uid counts
 	}
-	n, err := strconv.ParseUint(rv, 10, 64)
-	return err == nil && n < w.rv
+	if w.stale(st) {
+		return false
+	}
+	return !w.waitsFor(c) || c.shows(w)
 }
 
-// readOlder reports whether obj, just read from c at key, is older than
-// this process's kept write of it that c does not show: the cache came to
-// hold it after waitShown looked.
-func (e *expectations) readOlder(c *cacheEntry, key string, obj any) bool {
-	if e == nil || e.timeout <= 0 {
+// readOlder reports whether obj, read from a cache after waitShown
+// returned seen (the write it last looked at, nil for none), is older
+// than that write: the cache came to hold it after waitShown looked, and
+// the read must look again. A write of unknown outcome has no version to
+// compare with. It takes no lock: what it reads of seen does not change.
+func readOlder(seen *pendingWrite, obj any) bool {
+	if seen == nil || seen.uncertain != nil {
 		return false
 	}
-	o, ok := obj.(interface{ GetResourceVersion() string })
-	if !ok {
-		return false
+	return seen.stale(objStateOf(obj))
+}
+
+// objStateOf is what obj, an object read from a cache, is to
+// pendingWrite.stale.
+func objStateOf(obj any) objState {
+	st := objState{present: true}
+	if o, ok := obj.(interface{ GetResourceVersion() string }); ok {
+		st.rv, _ = strconv.ParseUint(o.GetResourceVersion(), 10, 64)
 	}
-	var uid string
 	if u, ok := obj.(uider); ok {
-		uid = string(u.GetUID())
+		st.uid = string(u.GetUID())
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	w := e.objects[objRef{c.res, key}]
-	return w != nil && w.uncertain == nil && !c.shows(w) && w.olderThan(o.GetResourceVersion(), uid)
+	if d, ok := obj.(deletionTimed); ok && d.GetDeletionTimestamp() != nil {
+		st.deleting = true
+	}
+	return st
 }
 
 // mayHold reports whether c's scope allows the object at key, by its

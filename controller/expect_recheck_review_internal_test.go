@@ -196,7 +196,7 @@ func TestRecheckReviewStopEndsTheRecheck(t *testing.T) {
 		r.e.park(k, q.add)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		require.Error(t, r.e.waitShown(ctx, c.c, "demo/y"))
+		require.Error(t, r.e.waitShownErr(ctx, c.c, "demo/y"))
 		require.False(t, recheckDue(r.e), "no re-check once stopped")
 		c.bookmark(25)
 		time.Sleep(5 * shownRecheck)
@@ -225,7 +225,7 @@ func TestRecheckReviewNoRecheckOnceNothingWaits(t *testing.T) {
 		require.False(t, recheckDue(r.e), "nothing is parked: no re-check is due")
 
 		var nse *NotShownError
-		require.ErrorAs(t, r.e.waitShown(context.Background(), c.c, "demo/x"), &nse, "the read is past the bound")
+		require.ErrorAs(t, r.e.waitShownErr(context.Background(), c.c, "demo/x"), &nse, "the read is past the bound")
 		time.Sleep(shownRecheck + time.Millisecond)
 		synctest.Wait()
 		require.False(t, recheckDue(r.e), "no read waits: no re-check is due")
@@ -339,7 +339,7 @@ func newRecheckSim(t *testing.T, seed uint64) *recheckSim {
 		s.caches = append(s.caches, sc2)
 	}
 	s.e = newExpectations(DefaultExpectationTimeout, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, m.holders)
-	s.e.allCaches = m.allCaches
+	s.e.cachesOf = m.cachesOf
 	for i := range 3 {
 		s.keys = append(s.keys, &simKey{kr: keyRef{"ctl", Key{Namespace: "demo", Name: fmt.Sprint("k", i)}}})
 	}

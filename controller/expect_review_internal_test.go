@@ -99,6 +99,6 @@ func TestReviewOlderWriteRecordedLast(t *testing.T) {
 		e.observed(c.res, "demo/x")
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		require.Error(t, e.waitShown(ctx, c, "demo/x"), "the cache has not shown version 20")
+		require.Error(t, e.waitShownErr(ctx, c, "demo/x"), "the cache has not shown version 20")
 	})
 }

@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"reflect"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -109,10 +107,10 @@ type Manager struct {
 
 	mu     sync.Mutex
 	caches map[cacheKey]*cacheEntry // one informer each; guarded by mu
-	// cacheList is caches' values, replaced whenever caches changes: the
-	// expectations read it under their own lock, which mu must not be
-	// taken under.
-	cacheList   atomic.Pointer[[]*cacheEntry]
+	// byRes is caches' values by resource, replaced whenever caches
+	// changes: the expectations read it under their own lock, which mu
+	// must not be taken under.
+	byRes       atomic.Pointer[map[resKey][]*cacheEntry]
 	controllers []*Controller      // guarded by mu
 	recorders   []*events.Recorder // guarded by mu
 	indexers    map[cacheKey]any   // map[string]store.IndexFunc[T] waiting for their informer; guarded by mu
@@ -185,7 +183,7 @@ func NewManager(c *kube.Client, opts ManagerOptions) (*Manager, error) {
 	if opts.ExpectationTimeout > 0 {
 		m.expect = newExpectations(opts.ExpectationTimeout, log, opts.Metrics, m.holders)
 		m.expect.uncertainHolders, m.expect.serverRV = m.uncertainHolders, m.serverRV
-		m.expect.allCaches = m.allCaches
+		m.expect.cachesOf = m.cachesOf
 	}
 	if le := opts.LeaderElection; le != nil {
 		cfg := *le
@@ -316,18 +314,21 @@ func informerIn[T watch.Object](m *Manager, res kube.Resource, scope kube.Scope)
 	return inf, nil
 }
 
-// addCacheLocked puts e in m.caches as key, and in m.cacheList. m.mu is
+// addCacheLocked puts e in m.caches as key, and in m.byRes. m.mu is
 // held.
 func (m *Manager) addCacheLocked(key cacheKey, e *cacheEntry) {
 	m.caches[key] = e
-	list := slices.Collect(maps.Values(m.caches))
-	m.cacheList.Store(&list)
+	byRes := map[resKey][]*cacheEntry{}
+	for _, c := range m.caches {
+		byRes[c.res] = append(byRes[c.res], c)
+	}
+	m.byRes.Store(&byRes)
 }
 
-// allCaches is every cache of the manager; it takes no lock.
-func (m *Manager) allCaches() []*cacheEntry {
-	if l := m.cacheList.Load(); l != nil {
-		return *l
+// cachesOf is the manager's caches of res; it takes no lock.
+func (m *Manager) cachesOf(res resKey) []*cacheEntry {
+	if byRes := m.byRes.Load(); byRes != nil {
+		return (*byRes)[res]
 	}
 	return nil
 }
