@@ -387,3 +387,16 @@ func TestRead2ShownByABookmarkWakesTheRead(t *testing.T) {
 		require.NoError(t, <-read, "the cache shows the write")
 	})
 }
+
+// TestRead2GetOfATerminatingPodItDeleted: a graceful delete leaves the pod
+// with a deletionTimestamp; a Get that reads it after waiting for the
+// delete takes it as showing the delete, as the cache does, and does not
+// look again (it would end in a *NotShownError).
+func TestRead2GetOfATerminatingPodItDeleted(t *testing.T) {
+	seen := &pendingWrite{ref: objRef{resKeyOf(kube.Pods), "demo/x"}, deleted: true, uid: "u1", delRV: 7, keepRV: 7}
+	now := metav1.Now()
+	require.False(t, readOlder(seen, &metav1.ObjectMeta{ResourceVersion: "8", UID: "u1", DeletionTimestamp: &now}))
+	require.True(t, readOlder(seen, &metav1.ObjectMeta{ResourceVersion: "8", UID: "u1"}), "the deleted pod, not going")
+	require.True(t, readOlder(seen, &metav1.ObjectMeta{ResourceVersion: "6", UID: "u0"}), "below the version the delete's answer showed")
+	require.False(t, readOlder(seen, &metav1.ObjectMeta{ResourceVersion: "9", UID: "u2"}), "a later incarnation")
+}
