@@ -44,25 +44,17 @@ const (
 // waiting the bound, until the cache shows the patch, and then the patched
 // a. Only lower bounds on time are relied on.
 func testReadPastTheBound(t T, e *Env) {
-	p, err := harness.NewLagProxy(e.Target.Config(Admin))
-	require.NoError(t, err)
-	require.NoError(t, p.SetLag("configmaps", overdueLag))
-	ctx, cancel := context.WithCancel(e.Ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = p.Serve(ctx) })
-	t.Cleanup(func() { cancel(); wg.Wait() })
+	l := newLagged(t, e, e.Target.Config(Admin), overdueBound)
+	require.NoError(t, l.p.SetLag("configmaps", overdueLag))
 
 	direct := client.For(newClient(t, e.Target.Config(Admin)), kube.Typed[*corev1.ConfigMap](configMapsRes), client.Options{})
 	for _, name := range []string{"a", "b"} {
 		_, err := direct.Create(e.Ctx, newConfigMap(e.NS, name, map[string]string{"v": "0"}), client.CreateOptions{})
 		require.NoError(t, err)
 	}
-	mgr, err := controller.NewManager(newClient(t, &kube.Config{Host: p.URL}), controller.ManagerOptions{Namespace: e.NS,
-		ExpectationTimeout: overdueBound, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	cms, err := controller.Cache(l.mgr, kube.Typed[*corev1.ConfigMap](configMapsRes))
 	require.NoError(t, err)
-	cms, err := controller.Cache(mgr, kube.Typed[*corev1.ConfigMap](configMapsRes))
-	require.NoError(t, err)
-	wg.Go(func() { _ = mgr.Run(ctx) })
+	l.run()
 	// Both ConfigMaps listed (a list through the proxy is not delayed).
 	eventually(t, e, time.Minute, "the cache lists a and b", func() bool {
 		_, okA, errA := cms.Get(e.Ctx, controller.Key{Namespace: e.NS, Name: "a"})
@@ -70,7 +62,7 @@ func testReadPastTheBound(t T, e *Env) {
 		return errA == nil && errB == nil && okA && okB
 	})
 
-	writes := client.For(mgr.Client(), kube.Typed[*corev1.ConfigMap](configMapsRes), client.Options{})
+	writes := client.For(l.mgr.Client(), kube.Typed[*corev1.ConfigMap](configMapsRes), client.Options{})
 	patch := []byte(`{"data":{"v":"1"}}`)
 	patched, err := writes.Patch(e.Ctx, e.NS, "a", client.MergePatch, patch, client.PatchOptions{})
 	require.NoError(t, err)
@@ -115,31 +107,23 @@ func testReadPastTheBound(t T, e *Env) {
 func testWriteShownByARelist(t T, e *Env) {
 	// A server that reads storage: kube-apiserver's watch cache would
 	// serve the next watch from its own history, compaction or not.
-	p, err := harness.NewLagProxy(e.Target.StorageConfig())
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(e.Ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = p.Serve(ctx) })
-	t.Cleanup(func() { cancel(); wg.Wait() })
+	l := newLagged(t, e, e.Target.StorageConfig(), 10*time.Minute)
 
 	direct := client.For(newClient(t, e.Target.Config(Admin)), kube.Typed[*corev1.ConfigMap](configMapsRes), client.Options{})
-	_, err = direct.Create(e.Ctx, newConfigMap(e.NS, "other", map[string]string{"v": "0"}), client.CreateOptions{})
+	_, err := direct.Create(e.Ctx, newConfigMap(e.NS, "other", map[string]string{"v": "0"}), client.CreateOptions{})
 	require.NoError(t, err)
-	mgr, err := controller.NewManager(newClient(t, &kube.Config{Host: p.URL}), controller.ManagerOptions{Namespace: e.NS,
-		ExpectationTimeout: 10 * time.Minute, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	cms, err := controller.Cache(l.mgr, kube.Typed[*corev1.ConfigMap](configMapsRes))
 	require.NoError(t, err)
-	cms, err := controller.Cache(mgr, kube.Typed[*corev1.ConfigMap](configMapsRes))
+	shared, err := controller.Informer(l.mgr, kube.Typed[*corev1.ConfigMap](configMapsRes))
 	require.NoError(t, err)
-	shared, err := controller.Informer(mgr, kube.Typed[*corev1.ConfigMap](configMapsRes))
-	require.NoError(t, err)
-	wg.Go(func() { _ = mgr.Run(ctx) })
+	l.run()
 	eventually(t, e, time.Minute, "the cache lists other", func() bool {
 		_, ok, err := cms.Get(e.Ctx, controller.Key{Namespace: e.NS, Name: "other"})
 		return err == nil && ok
 	})
 
-	require.NoError(t, p.SetLag("configmaps", time.Hour))
-	writes := client.For(mgr.Client(), kube.Typed[*corev1.ConfigMap](configMapsRes), client.Options{})
+	require.NoError(t, l.p.SetLag("configmaps", time.Hour))
+	writes := client.For(l.mgr.Client(), kube.Typed[*corev1.ConfigMap](configMapsRes), client.Options{})
 	_, err = writes.Create(e.Ctx, newConfigMap(e.NS, "x", map[string]string{"v": "1"}), client.CreateOptions{})
 	require.NoError(t, err)
 	type read struct {
@@ -155,8 +139,8 @@ func testWriteShownByARelist(t T, e *Env) {
 	list, err := direct.List(e.Ctx, kube.Scope{Namespace: e.NS}, watch.ListOptions{})
 	require.NoError(t, err)
 	require.NoError(t, e.Target.Expire(e.Ctx, list.ResourceVersion))
-	p.Drop("configmaps")
-	require.NoError(t, p.SetLag("configmaps", 0))
+	l.p.Drop("configmaps")
+	require.NoError(t, l.p.SetLag("configmaps", 0))
 
 	select {
 	case r := <-got:
@@ -187,26 +171,18 @@ const (
 // never returns a version older than the relabel: it finds no x, or waits.
 // Before expect_readers.go it returned the created x in that window.
 func testReadOutOfScope(t T, e *Env) {
-	p, err := harness.NewLagProxy(e.Target.Config(Admin))
-	require.NoError(t, err)
-	require.NoError(t, p.SetLag("configmaps", scopeLag))
-	ctx, cancel := context.WithCancel(e.Ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = p.Serve(ctx) })
-	t.Cleanup(func() { cancel(); wg.Wait() })
+	l := newLagged(t, e, e.Target.Config(Admin), 10*time.Minute)
+	require.NoError(t, l.p.SetLag("configmaps", scopeLag))
 
 	res := kube.Typed[*corev1.ConfigMap](configMapsRes)
-	mgr, err := controller.NewManager(newClient(t, &kube.Config{Host: p.URL}), controller.ManagerOptions{Namespace: e.NS,
-		ExpectationTimeout: 10 * time.Minute, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	require.NoError(t, err)
 	scopeA := kube.Scope{Namespace: e.NS, LabelSelector: "app=a"}
-	a, err := controller.CacheIn(mgr, res, scopeA)
+	a, err := controller.CacheIn(l.mgr, res, scopeA)
 	require.NoError(t, err)
-	infA, err := controller.InformerIn(mgr, res, scopeA)
+	infA, err := controller.InformerIn(l.mgr, res, scopeA)
 	require.NoError(t, err)
-	_, err = controller.CacheIn(mgr, res, kube.Scope{Namespace: e.NS, LabelSelector: "app=b"})
+	_, err = controller.CacheIn(l.mgr, res, kube.Scope{Namespace: e.NS, LabelSelector: "app=b"})
 	require.NoError(t, err)
-	wg.Go(func() { _ = mgr.Run(ctx) })
+	l.run()
 	require.True(t, infA.WaitForSync(e.Ctx))
 
 	direct := client.For(newClient(t, e.Target.Config(Admin)), res, client.Options{})
@@ -218,7 +194,7 @@ func testReadOutOfScope(t T, e *Env) {
 	case <-time.After(scopeGap):
 	case <-e.Ctx.Done():
 	}
-	writes := client.For(mgr.Client(), res, client.Options{})
+	writes := client.For(l.mgr.Client(), res, client.Options{})
 	relabelled, err := writes.Patch(e.Ctx, e.NS, "x", client.MergePatch, []byte(`{"metadata":{"labels":{"app":"b"}}}`), client.PatchOptions{})
 	require.NoError(t, err)
 	written, err := strconv.ParseUint(relabelled.ResourceVersion, 10, 64)
@@ -250,36 +226,28 @@ func testReadOutOfScope(t T, e *Env) {
 // after the delete (a later create of y in the namespace moves it there),
 // then finds no x. Before the fix it returned u1 at once.
 func testStatusDeleteNewerIncarnation(t T, e *Env) {
-	p, err := harness.NewLagProxy(e.Target.Config(Admin))
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(e.Ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = p.Serve(ctx) })
-	t.Cleanup(func() { cancel(); wg.Wait() })
+	l := newLagged(t, e, e.Target.Config(Admin), 10*time.Minute)
 
 	res := kube.Typed[*corev1.ConfigMap](configMapsRes)
 	direct := client.For(newClient(t, e.Target.Config(Admin)), res, client.Options{})
 	first, err := direct.Create(e.Ctx, newConfigMap(e.NS, "x", map[string]string{"v": "1"}), client.CreateOptions{})
 	require.NoError(t, err)
-	mgr, err := controller.NewManager(newClient(t, &kube.Config{Host: p.URL}), controller.ManagerOptions{Namespace: e.NS,
-		ExpectationTimeout: 10 * time.Minute, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	cms, err := controller.Cache(l.mgr, res)
 	require.NoError(t, err)
-	cms, err := controller.Cache(mgr, res)
+	inf, err := controller.Informer(l.mgr, res)
 	require.NoError(t, err)
-	inf, err := controller.Informer(mgr, res)
-	require.NoError(t, err)
-	wg.Go(func() { _ = mgr.Run(ctx) })
+	l.run()
 	key := controller.Key{Namespace: e.NS, Name: "x"}
 	eventually(t, e, time.Minute, "the cache holds x", func() bool {
 		got, ok, err := cms.Get(e.Ctx, key)
 		return err == nil && ok && got.UID == first.UID
 	})
 
-	require.NoError(t, p.SetLag("configmaps", scopeLag))
+	require.NoError(t, l.p.SetLag("configmaps", scopeLag))
 	require.NoError(t, direct.Delete(e.Ctx, e.NS, "x", client.DeleteOptions{}))
 	second, err := direct.Create(e.Ctx, newConfigMap(e.NS, "x", map[string]string{"v": "2"}), client.CreateOptions{})
 	require.NoError(t, err)
-	writes := client.For(mgr.Client(), res, client.Options{})
+	writes := client.For(l.mgr.Client(), res, client.Options{})
 	require.NoError(t, writes.Delete(e.Ctx, e.NS, "x", client.DeleteOptions{}))
 	y, err := direct.Create(e.Ctx, newConfigMap(e.NS, "y", nil), client.CreateOptions{})
 	require.NoError(t, err)
@@ -305,4 +273,26 @@ func objUID(cm *corev1.ConfigMap) string {
 		return ""
 	}
 	return string(cm.UID)
+}
+
+// lagged is a manager on e's namespace whose requests pass p, a
+// harness.LagProxy in front of upstream, with ExpectationTimeout bound.
+// Make its caches, then call run; both stop with the case.
+type lagged struct {
+	p   *harness.LagProxy
+	mgr *controller.Manager
+	run func()
+}
+
+func newLagged(t T, e *Env, upstream *kube.Config, bound time.Duration) lagged {
+	p, err := harness.NewLagProxy(upstream)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(e.Ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = p.Serve(ctx) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	mgr, err := controller.NewManager(newClient(t, &kube.Config{Host: p.URL}), controller.ManagerOptions{Namespace: e.NS,
+		ExpectationTimeout: bound, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	return lagged{p: p, mgr: mgr, run: func() { wg.Go(func() { _ = mgr.Run(ctx) }) }}
 }
