@@ -67,15 +67,15 @@ const DefaultExpectationTimeout = 30 * time.Second
 //     kept for such reads until every cache that may hold the object has
 //     passed it; Get compares what it read with the write it waited for
 //     (expect_readers.go). A write of unknown outcome is not waited for.
-//     A delete answered with a Status (which names no version) on a cache
-//     that holds another incarnation waits for that cache to pass the
-//     server's resourceVersion, read then, or to show the deleted
-//     incarnation come and go (expect_floor.go). Open: a cache built after
-//     the write was dropped, whose first list (resourceVersion "0") comes
-//     from a watch cache behind it; a delete answered with a Status of an
-//     object a lagging cache is yet to see come; and, when the read of the
-//     server's version fails, a cache behind a Status delete (the
-//     review tests' skipped cases).
+//     A delete answered with a Status (which names no version) reads the
+//     server's resourceVersion after the answer, and a read does not
+//     return the object from a cache below it; a holder of another
+//     incarnation shows the delete once it has passed it, or shown the
+//     deleted incarnation come and go (expect_floor.go). Open: a cache
+//     built after the write was dropped, whose first list (resourceVersion
+//     "0") comes from a watch cache behind it; and, when the read of the
+//     server's version fails, what a Status delete leaves (the review
+//     tests' skipped cases and log).
 
 // resKey names a resource whatever its version: a write through v1 and a
 // cache through v1beta1 are the same objects.
@@ -117,6 +117,11 @@ type pendingWrite struct {
 	// read does not return the object below it (expect_readers.go); 0:
 	// none. Set before the write is in expectations' maps.
 	keepRV uint64
+	// gone are, for a delete, the other incarnations of the object that
+	// the deletes it replaced deleted: a cache holding one of them shows
+	// the delete no more than one holding its uid. Set before the write is
+	// in expectations' maps.
+	gone   []string
 	at     time.Time
 	caches []*cacheEntry // the caches that must show it; guarded by expectations.mu
 	// floors are the caches that show w only once the object is gone
@@ -307,7 +312,8 @@ func (e *expectations) record(ctx context.Context, w kube.Written) {
 			}
 		}
 	}
-	pw.statusDeleteFloors(behind, serverRV)
+	pw.statusDeleteFloors(behind, serverRV, w.UID != "")
+	pw.keepRV = max(pw.keepRV, serverRV)
 	for _, c := range holders {
 		if !c.shows(pw) {
 			pw.caches = append(pw.caches, c)
@@ -347,7 +353,10 @@ func (e *expectations) add(ctx context.Context, pw *pendingWrite, forReads bool)
 	pw.caches = slices.DeleteFunc(pw.caches, func(c *cacheEntry) bool { return c.shows(pw) })
 	prev := e.objects[pw.ref]
 	if pw.deleted && prev != nil && !prev.supersedes(pw) {
-		pw.keepRV = max(pw.keepRV, prev.rv, prev.keepRV) // what prev was kept for (expect_readers.go)
+		// What prev was kept for (expect_readers.go): its version, and the
+		// incarnations this process deleted before this one.
+		pw.keepRV = max(pw.keepRV, prev.rv, prev.keepRV)
+		pw.gone = prev.goneWith(pw.uid)
 	}
 	reads := forReads && (len(pw.caches) > 0 || e.keptForReadsLocked(pw))
 	if len(pw.caches) == 0 && !reads {

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"slices"
 	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,7 +44,7 @@ func (c *cacheEntry) shows(w *pendingWrite) bool {
 	}
 	// A cache of a type without a uid says nothing of incarnations: it
 	// shows the delete once the object is gone.
-	return !st.present || (w.uid != "" && st.uid != "" && st.uid != w.uid) || st.deleting
+	return !st.present || (w.uid != "" && st.uid != "" && st.uid != w.uid && !slices.Contains(w.gone, st.uid)) || st.deleting
 }
 
 // passed reports whether the cache has applied resourceVersion rv (0:

@@ -139,22 +139,25 @@ func (w *pendingWrite) supersedes(x *pendingWrite) bool {
 	}
 }
 
-// A delete answered with a Status names the uid but no version. A
-// holder that holds another incarnation of the object is behind another
-// actor's delete and re-create, and may be yet to see the deleted one
-// come and go: its not holding the deleted uid says nothing. So the
-// server's resourceVersion is read after the answer, in the writer's
-// call (the delete is at or below it), and such a holder shows the delete
-// only once it has passed that version, or once it has been seen holding
-// the deleted uid (a later event of the object, as the holder's events
-// come in order) and then not. The same when the Status names no uid and
-// the holders hold different ones: which went is unknown, so every
-// holder waits so. Without an answer the holders show the delete as
-// before, by not holding its uid.
+// A delete answered with a Status names the uid but no version, so how
+// far a cache must get to show it is unknown: the server's
+// resourceVersion is read after the answer, in the writer's call (the
+// delete is at or below it), and is the delete's read version
+// (pendingWrite.keepRV): a read does not return the object from a cache
+// below it, as a cache behind the delete may be yet to see the deleted
+// incarnation come, and one past it holds the truth. A holder that holds
+// another incarnation of the object is behind another actor's delete and
+// re-create: it shows the delete only once it has passed that version,
+// or once it has been seen holding the deleted uid (a later event of the
+// object, as the holder's events come in order) and then not; the same
+// for every holder when the Status names no uid and the holders hold
+// different ones, which went being unknown. Without an answer the
+// holders show the delete as before, by not holding its uid, and reads
+// have no version to compare with.
 
-// statusDeleteBehind returns the holders of w, a delete answered with a
-// Status, that are behind by the above, with the server's resourceVersion
-// read for them; none when none is, or the read failed.
+// statusDeleteBehind returns the server's resourceVersion read after w,
+// a delete answered with a Status, and the holders that are behind it by
+// the above; nothing when w is no such delete, or the read failed.
 func (e *expectations) statusDeleteBehind(ctx context.Context, w kube.Written, holders []*cacheEntry) ([]*cacheEntry, uint64) {
 	if !w.Deleted || e.serverRV == nil {
 		return nil, 0
@@ -165,6 +168,13 @@ func (e *expectations) statusDeleteBehind(ctx context.Context, w kube.Written, h
 	key := storeKey(w.Namespace, w.Name)
 	var behind []*cacheEntry
 	uids := map[string]bool{}
+	prev := e.latest(objRef{resKeyOf(w.Resource), key})
+	if w.UID == "" && prev != nil && prev.uid != "" {
+		// The uid is to be guessed: this process's earlier write of the
+		// object is one candidate (afterUnshown takes its uid), the
+		// holders' the others.
+		uids[prev.uid] = true
+	}
 	for _, c := range holders {
 		st := c.state(key, false)
 		if !st.present || st.uid == "" {
@@ -176,16 +186,13 @@ func (e *expectations) statusDeleteBehind(ctx context.Context, w kube.Written, h
 		}
 	}
 	if w.UID == "" && len(uids) > 1 {
-		behind = holders
-	}
-	if len(behind) == 0 {
-		return nil, 0
+		behind = holders // which incarnation went is unknown
 	}
 	rctx, cancel := context.WithTimeout(ctx, serverRVTimeout)
 	defer cancel()
 	rv, err := e.serverRV(rctx, w.Resource, w.Namespace)
 	if err != nil {
-		e.log.Warn("could not read the server's resourceVersion after a delete a cache is behind; reads of it may return the older incarnation it holds",
+		e.log.Warn("could not read the server's resourceVersion after a delete answered with a Status; reads of the object may return an incarnation it deleted",
 			"object", objRef{resKeyOf(w.Resource), key}.String(), "error", err)
 		return nil, 0
 	}
@@ -194,14 +201,15 @@ func (e *expectations) statusDeleteBehind(ctx context.Context, w kube.Written, h
 
 // statusDeleteFloors raises the floors of behind, caches that are behind
 // w's delete, to rv; a floor made here lifts once the cache is seen
-// holding w's uid.
-func (w *pendingWrite) statusDeleteFloors(behind []*cacheEntry, rv uint64) {
+// holding w's uid, when the answer named it (named): a guessed one may
+// be the incarnation the cache is behind with.
+func (w *pendingWrite) statusDeleteFloors(behind []*cacheEntry, rv uint64, named bool) {
 	for _, c := range behind {
 		if _, ok := w.floor(c); ok {
 			w.raiseFloor(c, rv)
 			continue
 		}
-		w.floors = append(w.floors, floor{c: c, rv: rv, lifts: w.uid != ""})
+		w.floors = append(w.floors, floor{c: c, rv: rv, lifts: named})
 	}
 }
 
@@ -214,4 +222,11 @@ func (w *pendingWrite) liftFloors() {
 			w.floors[i].rv = 0
 		}
 	}
+}
+
+// latest is this process's latest write of ref kept in e.objects, or nil.
+func (e *expectations) latest(ref objRef) *pendingWrite {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.objects[ref]
 }

@@ -342,10 +342,11 @@ func TestRead2StatusDeleteBehindARelist(t *testing.T) {
 	})
 }
 
-// TestRead2StatusDeleteReadsOnlyWhenACacheIsBehind: a Status delete of the
-// incarnation the cache holds needs no read of the server's version; nor
-// does one no cache holds; and a failed read leaves the delete as before.
-func TestRead2StatusDeleteReadsOnlyWhenACacheIsBehind(t *testing.T) {
+// TestRead2StatusDeleteWithoutTheServersVersion: each delete answered
+// with a Status reads the server's version once; when the read fails the
+// delete is as before the read: a cache holding another incarnation shows
+// it by not holding its uid, one holding its uid waits.
+func TestRead2StatusDeleteWithoutTheServersVersion(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRead2Rig(kube.ConfigMaps)
 		reads := 0
@@ -356,13 +357,14 @@ func TestRead2StatusDeleteReadsOnlyWhenACacheIsBehind(t *testing.T) {
 		c := r.cache(demo, 3)
 		c.apply(3, "demo/x", present("u1", 3))
 		r.write(kube.Written{Name: "x", UID: "u1", Deleted: true})
-		r.write(kube.Written{Name: "y", UID: "u9", Deleted: true})
-		require.Zero(t, reads)
+		require.Equal(t, 1, reads)
 		require.True(t, r.blocked(t, c, "x"), "the cache holds u1, which this process deleted")
 		c.apply(4, "demo/z", present("u5", 4))
 		r.write(kube.Written{Name: "z", UID: "u6", Deleted: true})
-		require.Equal(t, 1, reads)
+		require.Equal(t, 2, reads)
 		require.False(t, r.blocked(t, c, "z"), "without the server's version the cache shows the delete of u6 by not holding it")
+		r.write(kube.Written{Name: "x", ResourceVersion: "9", UID: "u7"})
+		require.Equal(t, 2, reads, "a write that is not a delete reads nothing")
 	})
 }
 

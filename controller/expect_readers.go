@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,7 +25,9 @@ import (
 // written has none, and gives a cache holding no incarnation nothing to
 // compare with. Reader.Get then compares the object it read with the
 // write waitShown looked at (readOlder): the cache may have come to hold
-// an older version between the two.
+// an older version between the two. A cache of the resource that never
+// moves on (its list refused) keeps the writes of the objects it may hold
+// until it does, as a stopped holder does: one entry per object.
 
 // keptForReadsLocked reports whether a cache of w's resource may still
 // give a read an object older than w: one that may hold the object and
@@ -69,7 +72,19 @@ func (w *pendingWrite) stale(st objState) bool {
 	if rv := w.readRV(); rv > 0 && st.rv > 0 && st.rv < rv {
 		return true
 	}
-	return w.deleted && w.uid != "" && st.uid == w.uid && !st.deleting
+	return w.deleted && st.uid != "" && (st.uid == w.uid || slices.Contains(w.gone, st.uid)) && !st.deleting
+}
+
+// goneWith is the gone of a delete of uid that replaces w: w's own, and,
+// when w is a delete of another incarnation, w's uid. (A write that is
+// not a delete may have come after the delete, whose Status answer has
+// no version to tell: its incarnation may be the one there now.)
+func (w *pendingWrite) goneWith(uid string) []string {
+	gone := slices.Clone(w.gone)
+	if w.deleted && w.uid != "" && w.uid != uid && !slices.Contains(gone, w.uid) {
+		gone = append(gone, w.uid)
+	}
+	return gone
 }
 
 // readDone reports whether a read from c need not wait for w: c holds
