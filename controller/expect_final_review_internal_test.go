@@ -269,10 +269,10 @@ func runFinalModel(t *testing.T, noUID bool, seeds int) {
 }
 
 // TestFinalModelStatusDeletes: the model with Status deletes naming the uid.
-func TestFinalModelStatusDeletes(t *testing.T) { runFinalModel(t, false, 500) }
+func TestFinalModelStatusDeletes(t *testing.T) { runFinalModel(t, false, 300) }
 
 // TestFinalModelStatusDeletesNoUID: and some naming none.
-func TestFinalModelStatusDeletesNoUID(t *testing.T) { runFinalModel(t, true, 500) }
+func TestFinalModelStatusDeletesNoUID(t *testing.T) { runFinalModel(t, true, 300) }
 
 func (f *read2Cache) storeRVNum() uint64 {
 	f.mu.Lock()
@@ -315,5 +315,5 @@ func TestFinalStatusDeleteReplacesAnUnshownStatusDelete(t *testing.T) {
 // deletes, floors checked and reads racing their cache at once (each
 // was run alone before), more seeds. Passes: kept as a regression test.
 func TestFinalReadersModelCombined(t *testing.T) {
-	runReadersModel(t, rmOpts{ownDeletes: true, floors: true, race: true}, 1000)
+	runReadersModel(t, rmOpts{ownDeletes: true, floors: true, race: true}, 400)
 }

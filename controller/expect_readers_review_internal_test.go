@@ -832,10 +832,10 @@ func TestReadersModel(t *testing.T) { runReadersModel(t, rmOpts{}, 200) }
 // TestReadersReadOlderAfterTheCacheShowsTheWrite,
 // TestReadersFloorShownBeforeTheObjectComesBack). Each failed on
 // d999217 at its first failing seed, with the trace; Late is open.
-func TestReadersModelDeletes(t *testing.T) { runReadersModel(t, rmOpts{ownDeletes: true}, 1000) }
+func TestReadersModelDeletes(t *testing.T) { runReadersModel(t, rmOpts{ownDeletes: true}, 400) }
 func TestReadersModelLate(t *testing.T) {
 	t.Skip("open hole: a cache built after the write was dropped (TestReadersCacheBuiltAfterTheWriteWasDropped)")
 	runReadersModel(t, rmOpts{late: true}, 200)
 }
 func TestReadersModelRace(t *testing.T)   { runReadersModel(t, rmOpts{race: true}, 200) }
-func TestReadersModelFloors(t *testing.T) { runReadersModel(t, rmOpts{floors: true}, 1000) }
+func TestReadersModelFloors(t *testing.T) { runReadersModel(t, rmOpts{floors: true}, 400) }
