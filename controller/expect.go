@@ -121,7 +121,11 @@ type pendingWrite struct {
 	// the deletes it replaced deleted: a cache holding one of them shows
 	// the delete no more than one holding its uid. Set before the write is
 	// in expectations' maps.
-	gone   []string
+	gone []string
+	// after is, for a delete answered with a Status, the server's
+	// resourceVersion read after the answer (expect_floor.go): a cache
+	// past it shows the delete, whatever it holds. 0: none.
+	after  uint64
 	at     time.Time
 	caches []*cacheEntry // the caches that must show it; guarded by expectations.mu
 	// floors are the caches that show w only once the object is gone
@@ -313,7 +317,7 @@ func (e *expectations) record(ctx context.Context, w kube.Written) {
 		}
 	}
 	pw.statusDeleteFloors(behind, serverRV, w.UID != "")
-	pw.keepRV = max(pw.keepRV, serverRV)
+	pw.keepRV, pw.after = max(pw.keepRV, serverRV), serverRV
 	for _, c := range holders {
 		if !c.shows(pw) {
 			pw.caches = append(pw.caches, c)

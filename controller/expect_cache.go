@@ -38,8 +38,12 @@ func (c *cacheEntry) shows(w *pendingWrite) bool {
 		f, ok := w.floor(c)
 		return ok && !st.present && c.passed(f, st)
 	}
+	f, _ := w.floor(c)
+	if w.after > 0 && c.reachedRV(max(w.after, f)) {
+		return true // past the server's version after the delete, and its floor
+	}
 	st := c.state(w.ref.key, true)
-	if f, _ := w.floor(c); !c.passed(f, st) {
+	if !c.passed(f, st) {
 		return false // it has not shown the earlier write yet: the object is still to come
 	}
 	// A cache of a type without a uid says nothing of incarnations: it
