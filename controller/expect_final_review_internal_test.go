@@ -317,3 +317,25 @@ func TestFinalStatusDeleteReplacesAnUnshownStatusDelete(t *testing.T) {
 func TestFinalReadersModelCombined(t *testing.T) {
 	runReadersModel(t, rmOpts{ownDeletes: true, floors: true, race: true}, 400)
 }
+
+// TestFinalStatusDeleteThenAnotherActorsCreate: this process deletes x
+// (u1, a Status); the server's version read after it is 90; another actor
+// made x again (u2) at 88, between the delete and the read. A cache past
+// 90 holds u2 at 88, below the delete's read version: the Get returns it,
+// at once. Before, readOlder took u2 at 88 for older than the delete and
+// sent the Get back until maxReadRounds, a *NotShownError.
+func TestFinalStatusDeleteThenAnotherActorsCreate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRead2Rig(kube.ConfigMaps)
+		r.e.serverRV = func(context.Context, kube.Resource, string) (uint64, error) { return 90, nil }
+		c := r.cache(demo, 80)
+		c.apply(80, "demo/x", present("u1", 80))
+		r.write(kube.Written{Name: "x", UID: "u1", Deleted: true})
+		r.event(c, 85, "demo/x", objState{})
+		r.event(c, 88, "demo/x", present("u2", 88))
+		c.bookmark(91)
+		st, err := readersGet(t, r, c, "demo/x", time.Second, nil, nil)
+		require.NoError(t, err)
+		require.True(t, st.present && st.uid == "u2", "the Get returns u2, made after the delete: %+v", st)
+	})
+}

@@ -54,6 +54,11 @@ func (e *expectations) waitShown(ctx context.Context, c *cacheEntry, key string)
 		w := e.objects[ref]
 		if w == nil || c.readDone(w) {
 			e.mu.Unlock()
+			if rv := w.readRVOf(); rv > 0 && c.reachedRV(rv) {
+				// Past the write's read version: nothing the cache comes to
+				// hold later is older than it, whatever its version.
+				return nil, nil
+			}
 			return w, nil
 		}
 		changed, left := e.changed, time.Until(w.at.Add(e.timeout))

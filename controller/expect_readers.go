@@ -61,6 +61,14 @@ func (w *pendingWrite) readRV() uint64 {
 	return w.rv
 }
 
+// readRVOf is w's readRV, 0 for a nil w.
+func (w *pendingWrite) readRVOf() uint64 {
+	if w == nil {
+		return 0
+	}
+	return w.readRV()
+}
+
 // stale reports whether st, what a cache holds of w's object, is older
 // than w: below its read version, or the incarnation w deleted (neither
 // gone nor going). An object whose version is not a decimal number (0)
