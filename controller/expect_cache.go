@@ -26,7 +26,7 @@ type objState struct {
 // shows reports whether the cache has applied w: see expect.go.
 func (c *cacheEntry) shows(w *pendingWrite) bool {
 	if !w.deleted {
-		if rv, err := strconv.ParseUint(c.storeRV(), 10, 64); err == nil && rv >= w.rv {
+		if c.reachedRV(w.rv) {
 			return true // events come in resourceVersion order: everything up to rv is applied
 		}
 		st := c.state(w.ref.key, false)
@@ -54,10 +54,7 @@ func (c *cacheEntry) shows(w *pendingWrite) bool {
 // passed reports whether the cache has applied resourceVersion rv (0:
 // nothing to pass), st being what it holds of the object.
 func (c *cacheEntry) passed(rv uint64, st objState) bool {
-	if rv == 0 {
-		return true
-	}
-	if srv, err := strconv.ParseUint(c.storeRV(), 10, 64); err == nil && srv >= rv {
+	if rv == 0 || c.reachedRV(rv) {
 		return true
 	}
 	return st.present && st.rv >= rv
@@ -75,11 +72,7 @@ func (c *cacheEntry) reachedRV(rv uint64) bool {
 // be waited for).
 func (c *cacheEntry) reached(rv string) bool {
 	want, err := strconv.ParseUint(rv, 10, 64)
-	if err != nil {
-		return true
-	}
-	srv, err := strconv.ParseUint(c.storeRV(), 10, 64)
-	return err == nil && srv >= want
+	return err != nil || c.reachedRV(want)
 }
 
 type uider interface{ GetUID() types.UID }

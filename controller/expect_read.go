@@ -54,7 +54,7 @@ func (e *expectations) waitShown(ctx context.Context, c *cacheEntry, key string)
 		w := e.objects[ref]
 		if w == nil || c.readDone(w) {
 			e.mu.Unlock()
-			if rv := w.readRVOf(); rv > 0 && c.reachedRV(rv) {
+			if w != nil && w.readRV() > 0 && c.reachedRV(w.readRV()) {
 				// Past the write's read version: nothing the cache comes to
 				// hold later is older than it, whatever its version.
 				return nil, nil

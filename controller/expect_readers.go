@@ -34,10 +34,7 @@ import (
 // has not passed w's version (a delete's keepRV). Expects e.mu held (or w
 // not yet in e's maps).
 func (e *expectations) keptForReadsLocked(w *pendingWrite) bool {
-	rv := w.rv
-	if w.deleted {
-		rv = w.keepRV
-	}
+	rv := w.readRV()
 	if rv == 0 || w.uncertain != nil || e.cachesOf == nil {
 		return false
 	}
@@ -59,14 +56,6 @@ func (w *pendingWrite) readRV() uint64 {
 		return w.keepRV
 	}
 	return w.rv
-}
-
-// readRVOf is w's readRV, 0 for a nil w.
-func (w *pendingWrite) readRVOf() uint64 {
-	if w == nil {
-		return 0
-	}
-	return w.readRV()
 }
 
 // stale reports whether st, what a cache holds of w's object, is older

@@ -124,24 +124,7 @@ func TestLagProxyRefusesAndRecords(t *testing.T) {
 // Drop ends the watches open now without what their delay line holds;
 // a watch made afterwards passes as before.
 func TestLagProxyDropEndsTheWatches(t *testing.T) {
-	release := make(chan struct{})
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, "{\"n\":0}\n")
-		w.(http.Flusher).Flush()
-		select { // an open watch, as the server keeps it
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	defer up.Close()
-	defer close(release)
-	p, err := NewLagProxy(&kube.Config{Host: up.URL})
-	require.NoError(t, err)
-	require.NoError(t, p.SetLag("pods", time.Hour))
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- p.Serve(ctx) }()
-	defer func() { cancel(); require.NoError(t, <-done) }()
+	p := heldLineProxy(t)
 
 	p.Drop("pods") // no watch open: nothing to end
 	resp, err := http.Get(p.URL + "/api/v1/namespaces/ns/pods?watch=1")
@@ -168,24 +151,7 @@ func TestLagProxyDropEndsTheWatches(t *testing.T) {
 
 // SetLag applies to the chunks held now: ending the lag passes them on.
 func TestLagProxySetLagReleasesWhatItHolds(t *testing.T) {
-	release := make(chan struct{})
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, "{\"n\":0}\n")
-		w.(http.Flusher).Flush()
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	defer up.Close()
-	defer close(release)
-	p, err := NewLagProxy(&kube.Config{Host: up.URL})
-	require.NoError(t, err)
-	require.NoError(t, p.SetLag("pods", time.Hour))
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- p.Serve(ctx) }()
-	defer func() { cancel(); require.NoError(t, <-done) }()
+	p := heldLineProxy(t)
 
 	resp, err := http.Get(p.URL + "/api/v1/namespaces/ns/pods?watch=1")
 	require.NoError(t, err)
@@ -194,4 +160,32 @@ func TestLagProxySetLagReleasesWhatItHolds(t *testing.T) {
 	lines := bufio.NewScanner(resp.Body)
 	require.True(t, lines.Scan(), "the held line comes once the lag ends")
 	require.Equal(t, `{"n":0}`, lines.Text())
+}
+
+// heldLineProxy is a LagProxy holding pods' watches for an hour, in front
+// of a server whose watches send one line and stay open; both stop with
+// the test.
+func heldLineProxy(t *testing.T) *LagProxy {
+	release := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "{\"n\":0}\n")
+		w.(http.Flusher).Flush()
+		select { // an open watch, as the server keeps it
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	p, err := NewLagProxy(&kube.Config{Host: up.URL})
+	require.NoError(t, err)
+	require.NoError(t, p.SetLag("pods", time.Hour))
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- p.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+		close(release)
+		up.Close()
+	})
+	return p
 }
